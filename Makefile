@@ -1,0 +1,48 @@
+# One entry point. `make serve` builds the model and the site and serves it;
+# `make test` runs every test. Heavy artefacts go to $(ONEPASS_CACHE).
+
+SOURCE ?= default
+PORT ?= 8000
+VENV := .venv
+PY := $(VENV)/bin/python
+export ONEPASS_CACHE ?= $(HOME)/.cache/onepass
+export HF_HUB_DISABLE_TELEMETRY := 1
+
+.PHONY: setup model site serve test bench clean
+
+setup: $(VENV)/.installed node_modules/.installed
+
+$(VENV)/.installed: requirements.txt
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+model: setup build/.dir
+	$(PY) -m model_export --source "$(SOURCE)" > build/model_dir.txt.tmp 2>build/model_export.log || { cat build/model_export.log; exit 1; }
+	mv build/model_dir.txt.tmp build/model_dir.txt
+	@echo "model: $$(cat build/model_dir.txt)"
+
+site: build/.dir model
+	ONEPASS_MODEL_DIR="$$(cat build/model_dir.txt)" $(PY) -m mkdocs build --strict --quiet
+
+serve: site
+	$(PY) tools/serve.py --dir site --port $(PORT)
+
+test: setup
+	$(PY) -m model_export --source tiny
+	$(PY) -m model_export --source default
+	$(PY) -m pytest
+
+bench: setup
+	$(PY) benchmarks/bench_export.py --source "$(SOURCE)"
+
+build/.dir:
+	mkdir -p build && touch $@
+
+clean:
+	rm -rf build site

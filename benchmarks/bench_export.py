@@ -1,0 +1,69 @@
+"""Size, quality and speed of an export, natively and in onnxruntime-web's WASM build.
+
+    .venv/bin/python benchmarks/bench_export.py [--source default]
+
+Prints figures; asserts nothing (targets live in the closing notes and README,
+not in timed tests). Speed is the median of repeated passes after a warm-up:
+decode-1 and verify-6 after a 32-token past, and prefill-30 from empty.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from tokenizers import Tokenizer
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from model_export.build import build  # noqa: E402
+from model_export.check import load, position_independence, quality, speed, wasm  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", default="default")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    args = parser.parse_args()
+
+    folder = build(args.source, log=lambda message: print(message, file=sys.stderr))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    held = tokenizer.encode((ROOT / "tests" / "data" / "held_text.txt").read_text()).ids
+    figures = {
+        "model": manifest["model"]["name"],
+        "size_mb": round(sum(f["size"] for f in manifest["files"] if f["name"] == "model.onnx") / 1e6, 1),
+        "quality": quality(load(folder, 2), load(folder, 2, reference=True), held),
+    }
+    for threads in (1, 2):
+        decoder = load(folder, threads)
+        figures[f"native_{threads}t"] = {
+            **speed(decoder, held),
+            "position_independent": position_independence(decoder, held[:80])["all_identical"],
+        }
+        result = wasm(folder, held[:80], threads, bench=True)
+        figures[f"wasm_{threads}t"] = {**result.get("bench", {}), "load_ms": result.get("load_ms"),
+                                       "position_independent": result["all_identical"], "threads": result["threads"]}
+    print(json.dumps(figures, indent=2) if args.json else _table(figures))
+
+
+def _table(figures: dict) -> str:
+    quality_ = figures["quality"]
+    lines = [
+        f"model         {figures['model']}",
+        f"size          {figures['size_mb']} MB (model.onnx)",
+        f"quality       top-1 agreement with float32 {quality_['top1_agreement']:.1%} over "
+        f"{quality_['positions']} positions, KL {quality_['kl_fp32_to_int8']:.4f}",
+        "",
+        f"{'backend':<12}{'decode-1 ms':>12}{'verify-6 ms':>12}{'prefill-30 ms':>14}  position-independent",
+    ]
+    for key in ("native_1t", "native_2t", "wasm_1t", "wasm_2t"):
+        row = figures[key]
+        lines.append(f"{key:<12}{row.get('decode_1_ms', float('nan')):>12.1f}{row.get('verify_6_ms', float('nan')):>12.1f}"
+                     f"{row.get('prefill_30_ms', float('nan')):>14.1f}  {row['position_independent']}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

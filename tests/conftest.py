@@ -1,0 +1,36 @@
+"""Shared fixtures: the tiny test model and the real default model, both built by our exporter.
+
+Exports are cached (see model_export/cache.py), so only the first run pays for
+them. ``ONEPASS_SKIP_REAL=1`` skips the tests that need the real 0.5B model.
+"""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from model_export.build import build
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="session")
+def tiny_export() -> Path:
+    return build("tiny")
+
+
+@pytest.fixture(scope="session")
+def real_export() -> Path:
+    if os.environ.get("ONEPASS_SKIP_REAL") == "1":
+        pytest.skip("ONEPASS_SKIP_REAL=1")
+    return build("default")
+
+
+def manifest_of(folder: Path) -> dict:
+    return json.loads((folder / "manifest.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def held_text() -> str:
+    return (DATA / "held_text.txt").read_text()

@@ -1,0 +1,71 @@
+"""Position independence: a position's logits are bit-identical however the pass is cut.
+
+This is what makes verified drafting reproduce greedy decoding exactly. Each
+check compares a full pass with prefix passes and with KV-cache steps of one
+and of six tokens, natively (onnxruntime) and in onnxruntime-web's WASM build.
+"""
+
+import pytest
+from tokenizers import Tokenizer
+
+from model_export.check import load, position_independence, wasm
+
+PROMPTS = [
+    "The capital of France is Paris. The capital of Germany is Berlin. The capital of Italy is",
+    "def add(a, b):\n    return a + b\n\nprint(add(2, 3))",
+    "Rewrite in the past tense: the cat sits on the mat and watches the birds.",
+]
+
+
+def ids_of(folder, text):
+    return Tokenizer.from_file(str(folder / "tokenizer.json")).encode(text).ids
+
+
+def failures(result):
+    return {name: check for name, check in result["checks"].items() if not check["bit_identical"]}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("prompt", PROMPTS)
+def test_tiny_native(tiny_export, prompt, threads):
+    result = position_independence(load(tiny_export, threads), ids_of(tiny_export, prompt))
+    assert failures(result) == {}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_tiny_native_float32_reference(tiny_export, threads):
+    result = position_independence(load(tiny_export, threads, reference=True), ids_of(tiny_export, PROMPTS[0]))
+    assert failures(result) == {}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("prompt", PROMPTS)
+def test_tiny_wasm(tiny_export, prompt, threads):
+    result = wasm(tiny_export, ids_of(tiny_export, prompt), threads)
+    assert result["threads"] == threads
+    assert failures(result) == {}
+
+
+def test_tiny_long_context(tiny_export, held_text):
+    ids = ids_of(tiny_export, held_text * 2)[:600]
+    assert failures(position_independence(load(tiny_export, 2), ids)) == {}
+    assert failures(wasm(tiny_export, ids, 2)) == {}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_real_native(real_export, threads):
+    for prompt in PROMPTS:
+        assert failures(position_independence(load(real_export, threads), ids_of(real_export, prompt))) == {}
+
+
+def test_real_wasm(real_export):
+    for threads in (1, 2):
+        result = wasm(real_export, ids_of(real_export, PROMPTS[0]), threads)
+        assert failures(result) == {}
+
+
+def test_real_long_context(real_export, held_text):
+    ids = ids_of(real_export, held_text * 2)[:560]
+    assert len(ids) > 512
+    assert failures(position_independence(load(real_export, 2), ids)) == {}
+    assert failures(wasm(real_export, ids, 2)) == {}

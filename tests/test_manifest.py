@@ -1,0 +1,71 @@
+"""The manifest is the single description of an export: check it against the files and the graph."""
+
+import onnx
+import pytest
+
+from model_export.cache import sha256_file
+from model_export.check import load
+from tests.conftest import manifest_of
+
+QWEN_END_IDS = {151643, 151645}
+QWEN_CONTROL_IDS = set(range(151643, 151657)) | set(range(151659, 151665))
+
+
+@pytest.fixture(scope="module", params=["tiny_export", "real_export"])
+def export(request):
+    return request.getfixturevalue(request.param)
+
+
+def test_files_have_the_listed_sizes_and_hashes(export):
+    manifest = manifest_of(export)
+    assert {f["name"] for f in manifest["files"]} == {"model.onnx", "tokenizer.json"}
+    for entry in manifest["files"]:
+        path = export / entry["name"]
+        assert path.stat().st_size == entry["size"]
+        assert sha256_file(path) == entry["sha256"]
+
+
+def test_vocabulary_and_special_ids(export):
+    manifest = manifest_of(export)
+    assert manifest["vocab_size"] == 151936
+    assert QWEN_END_IDS <= set(manifest["eos_ids"])
+    assert set(manifest["special_ids"].values()) == QWEN_CONTROL_IDS
+
+
+def test_graph_matches_the_manifest(export):
+    manifest = manifest_of(export)
+    session = load(export).session
+    inputs = {i.name for i in session.get_inputs()}
+    outputs = {o.name: o for o in session.get_outputs()}
+    kv = manifest["kv"]
+    for i in range(kv["num_layers"]):
+        assert {kv["input_key"].format(i=i), kv["input_value"].format(i=i)} <= inputs
+        assert {kv["output_key"].format(i=i), kv["output_value"].format(i=i)} <= set(outputs)
+    assert set(manifest["inputs"].values()) <= inputs
+    names = {key: value for key, value in manifest["outputs"].items() if key != "top_k"}
+    assert set(names.values()) <= set(outputs)
+    assert outputs[names["topk_ids"]].shape[-1] == manifest["outputs"]["top_k"] >= 10
+
+
+def test_every_weight_matmul_is_quantised(export):
+    manifest = manifest_of(export)
+    layers = manifest["model"]["num_layers"]
+    assert manifest["quantisation"]["rewritten"] == {"matmul": 7 * layers + 1, "embedding": 1}
+    graph = onnx.load(str(export / "model.onnx"), load_external_data=False).graph
+    weights = {init.name for init in graph.initializer if len(init.dims) == 2}
+    float_weight_matmuls = [n for n in graph.node if n.op_type == "MatMul" and n.input[1] in weights]
+    assert float_weight_matmuls == []
+
+
+def test_real_model_is_the_pinned_qwen(real_export):
+    manifest = manifest_of(real_export)
+    model = manifest["model"]
+    assert model["name"].startswith("Qwen2.5 Coder 0.5B Instruct")
+    assert (model["architecture"], model["num_layers"], model["hidden_size"]) == ("qwen2", 24, 896)
+    assert "Q4_K_M" in model["source_format"]
+    assert manifest["kv"]["num_kv_heads"] == 2 and manifest["kv"]["head_dim"] == 64
+
+
+def test_real_model_fits_the_size_budget(real_export):
+    size = next(f["size"] for f in manifest_of(real_export)["files"] if f["name"] == "model.onnx")
+    assert size <= 650 * 1000 * 1000
