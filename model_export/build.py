@@ -7,13 +7,16 @@ An export lands in ``<cache>/models/<source>-<key>/``:
                                                  attention, for quality checks
 """
 
+import fcntl
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 import onnx
 
 from .attention import fix_attention
+from .calibration import activation_peaks
 from .cache import cache_root, export_key
 from .manifest import write_manifest
 from .outputs import add_prediction_outputs
@@ -38,12 +41,30 @@ def build(spec: str, force: bool = False, log=print) -> Path:
     target = export_dir(source)
     if (target / "manifest.json").is_file() and not force:
         return target
+    with _exclusive(target):
+        if (target / "manifest.json").is_file() and not force:
+            return target
+        _export(source, target, log)
+    return target
+
+
+@contextmanager
+def _exclusive(target: Path):
+    """One build per export at a time, even across processes (tests and CLI may race)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.with_name(target.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _export(source: Source, target: Path, log) -> None:
     work = target.with_name(target.name + ".partial")
     shutil.rmtree(work, ignore_errors=True)
     (work / "reference").mkdir(parents=True)
 
-    log(f"loading {spec} ...")
+    log(f"loading {source.spec} ...")
     loaded = source.load()
+    peaks = activation_peaks(loaded.model, loaded.tokenizer)
     log("exporting float32 ONNX with optimum ...")
     model = _export_float32(loaded.model, work / "optimum")
     layers = fix_attention(model)
@@ -55,9 +76,9 @@ def build(spec: str, force: bool = False, log=print) -> Path:
     onnx.save(reference, str(work / REFERENCE), save_as_external_data=True, location="model_fp32.onnx.data")
     del reference
     log("quantising ...")
-    counts = quantize_int8_per_row(model)
-    if counts["embedding"] != 1:
-        raise RuntimeError(f"expected one embedding lookup, rewrote {counts['embedding']}")
+    counts = quantize_int8_per_row(model, peaks)
+    if counts["embedding"] != 1 or counts["smoothed_inputs"] == 0:
+        raise RuntimeError(f"unexpected quantisation: {counts}")
     add_prediction_outputs(model)
     onnx.checker.check_model(model)
     onnx.save(model, str(work / "model.onnx"))
@@ -67,7 +88,6 @@ def build(spec: str, force: bool = False, log=print) -> Path:
     shutil.rmtree(target, ignore_errors=True)
     work.rename(target)
     log(f"export written to {target}")
-    return target
 
 
 def _offline_source(spec: str) -> bool:

@@ -50,7 +50,9 @@ def test_graph_matches_the_manifest(export):
 def test_every_weight_matmul_is_quantised(export):
     manifest = manifest_of(export)
     layers = manifest["model"]["num_layers"]
-    assert manifest["quantisation"]["rewritten"] == {"matmul": 7 * layers + 1, "embedding": 1}
+    # q/k/v share one smoothed input, gate/up another; o, down and the output layer one each.
+    assert manifest["quantisation"]["rewritten"] == {"matmul": 7 * layers + 1, "embedding": 1,
+                                                     "smoothed_inputs": 4 * layers + 1}
     graph = onnx.load(str(export / "model.onnx"), load_external_data=False).graph
     weights = {init.name for init in graph.initializer if len(init.dims) == 2}
     float_weight_matmuls = [n for n in graph.node if n.op_type == "MatMul" and n.input[1] in weights]
