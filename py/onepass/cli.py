@@ -1,0 +1,205 @@
+"""``python -m onepass``: run the lesson's algorithms on an export natively, from the command line.
+
+    run          generate from a text (greedy, prompt lookup or a guess) and print the trace
+    exactness    check drafted == greedy over a prompt set, for every proposer and cache mode
+    examples     run step 5's worked examples and print their tokens per pass
+
+Bad input (an empty text, a folder that is not an export) ends with a message
+and exit code 2; ``exactness`` and ``examples`` exit with 1 if any drafted text
+differs from greedy's.
+"""
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+
+from .drafted import drafted
+from .examples import EXAMPLES
+from .exactness import PROPOSERS, compare, summarize
+from .greedy import greedy
+from .lookup import prompt_lookup
+from .proposers import fixed_guess
+from .trace import Run
+
+USAGE_ERROR = 2
+
+
+class InputError(Exception):
+    """Input the user can fix; reported as one line, without a traceback."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.command(args)
+    except InputError as error:
+        print(f"onepass: error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m onepass",
+                                  description="Run the lesson's algorithms on a model export, natively.")
+    commands = top.add_subparsers(required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="generate from a text and print the trace")
+    add_model_arguments(run)
+    run.add_argument("--text", required=True, help="the prompt (chat markers such as <|im_start|> are special tokens)")
+    run.add_argument("--mode", choices=("greedy", "lookup", "guess"), default="lookup")
+    run.add_argument("--guess", help="with --mode guess: the continuation you expect")
+    run.add_argument("--max-new", type=int, default=64, help="most tokens to generate (default 64)")
+    run.add_argument("--no-kv-cache", action="store_true", help="re-read the whole text in every pass")
+    run.add_argument("--json", action="store_true", help="print the trace as JSON")
+    run.set_defaults(command=run_command)
+
+    exactness = commands.add_parser("exactness", help="check drafted == greedy over a prompt set")
+    add_model_arguments(exactness)
+    exactness.add_argument("--prompts", required=True, type=Path, help="a JSON array of prompt strings")
+    exactness.add_argument("--max-new", type=int, default=64, help="tokens per prompt (default 64)")
+    exactness.add_argument("--proposers", default=",".join(PROPOSERS),
+                           help=f"comma-separated, from {','.join(PROPOSERS)} (default: all)")
+    exactness.add_argument("--cache", default="on",
+                           help="KV cache modes: on (default), off, or on,off (without the cache a pass re-reads "
+                                "the whole text, which is slow on the real model)")
+    exactness.add_argument("--every", type=int, default=1, help="use every N-th prompt only (default 1: all)")
+    exactness.add_argument("--seed", type=int, default=0, help="seed of the random proposers")
+    exactness.add_argument("--json", action="store_true", help="print the summary as JSON")
+    exactness.set_defaults(command=exactness_command)
+
+    examples = commands.add_parser("examples", help="run step 5's worked examples with prompt lookup")
+    add_model_arguments(examples)
+    examples.add_argument("--json", action="store_true")
+    examples.set_defaults(command=examples_command)
+    return top
+
+
+def add_model_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--model", required=True, type=Path, help="an export folder (holding manifest.json)")
+    command.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads (default 2)")
+
+
+def open_model(args):
+    """The native model and tokenizer, imported here so that ``--help`` and input errors need no onnxruntime."""
+    from .backends.native import NativeModel
+    from .backends.tokenizer import NativeTokenizer
+
+    if not (args.model / "manifest.json").is_file():
+        raise InputError(f"{args.model} is not a model export (no manifest.json); build one with: "
+                         "python -m model_export --source default")
+    return NativeModel(args.model, threads=args.threads), NativeTokenizer(args.model)
+
+
+def positive(value: int, name: str) -> int:
+    if value < 1:
+        raise InputError(f"{name} must be at least 1, got {value}")
+    return value
+
+
+def run_command(args) -> int:
+    if not args.text.strip():
+        raise InputError("--text is empty: give the model something to continue")
+    if args.mode == "guess" and not args.guess:
+        raise InputError("--mode guess needs --guess TEXT, the continuation you expect")
+    max_new = positive(args.max_new, "--max-new")
+    model, tokenizer = open_model(args)
+    prompt = tokenizer.encode(args.text)
+    kv_cache = not args.no_kv_cache
+    if args.mode == "greedy":
+        run = asyncio.run(greedy(model, prompt, max_new, kv_cache=kv_cache))
+    else:
+        propose = prompt_lookup if args.mode == "lookup" else fixed_guess(len(prompt), tokenizer.encode(args.guess))
+        run = asyncio.run(drafted(model, prompt, propose, max_new, kv_cache=kv_cache, mode=args.mode))
+    if args.json:
+        print(json.dumps({"model": model.facts.name, "text": args.text, "generated": tokenizer.decode(run.tokens),
+                          "run": run.as_dict()}, ensure_ascii=False, indent=1))
+    else:
+        print_run(run, model.facts.name, tokenizer)
+    return 0
+
+
+def print_run(run: Run, model_name: str, tokenizer) -> None:
+    print(f"model: {model_name}   mode: {run.mode}   KV cache: {'on' if run.kv_cache else 'off'}")
+    print(f"{'pass':>4}  {'fed':>4}  {'draft':>5}  {'kept':>4}  {'ms':>7}  added")
+    for number, record in enumerate(run.passes, 1):
+        added = repr(tokenizer.decode(record.added)) + ("  (bonus)" if record.bonus else "")
+        print(f"{number:>4}  {len(record.fed):>4}  {len(record.draft):>5}  {record.accepted:>4}  "
+              f"{record.seconds * 1000:>7.1f}  {added}")
+    totals = run.totals()
+    stop = "end-of-text" if run.stop == "eos" else "--max-new"
+    print(f"\nprompt:    {tokenizer.decode(run.prompt)!r}\ngenerated: {tokenizer.decode(run.tokens)!r}\n")
+    print(f"{totals['passes']} passes, {totals['tokens']} tokens, {totals['tokens_per_pass']:.2f} tokens per pass, "
+          f"{totals['seconds']:.2f} s in passes; stopped at {stop}")
+
+
+def read_prompts(path: Path) -> list[str]:
+    try:
+        prompts = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        raise InputError(f"cannot read prompts from {path}: {error}") from None
+    if not isinstance(prompts, list) or not prompts or not all(isinstance(p, str) and p.strip() for p in prompts):
+        raise InputError(f"{path} must hold a non-empty JSON array of non-empty strings")
+    return prompts
+
+
+def exactness_modes(proposers: str, cache: str) -> list[tuple[str, bool]]:
+    names = [name for name in proposers.split(",") if name]
+    unknown = sorted(set(names) - set(PROPOSERS))
+    if unknown or not names:
+        raise InputError(f"unknown proposers {unknown}; choose from {','.join(PROPOSERS)}")
+    switches = {"on": True, "off": False}
+    if not cache or any(value not in switches for value in cache.split(",")):
+        raise InputError("--cache takes on, off or on,off")
+    cache_modes = [switches[value] for value in cache.split(",")]
+    # Greedy with the cache on is the reference; with it off, it is checked like any other mode.
+    return [("greedy", False)] * (False in cache_modes) + [(name, kv) for name in names for kv in cache_modes]
+
+
+def exactness_command(args) -> int:
+    # Failures are reported by the prompt's index in the whole file, also when only every N-th prompt runs.
+    prompts = list(enumerate(read_prompts(args.prompts)))[::positive(args.every, "--every")]
+    modes = exactness_modes(args.proposers, args.cache)
+    max_new = positive(args.max_new, "--max-new")
+    model, tokenizer = open_model(args)
+    outcomes, began = [], time.perf_counter()
+    for done, (index, text) in enumerate(prompts, 1):
+        outcomes += asyncio.run(compare(model, index, tokenizer.encode(text), max_new, modes, seed=args.seed))
+        print(f"\r{done}/{len(prompts)} prompts, {time.perf_counter() - began:.0f} s", end="", file=sys.stderr)
+    print(file=sys.stderr)
+    summary = summarize(outcomes)
+    if args.json:
+        print(json.dumps({"model": model.facts.name, "prompts": len(prompts), "max_new": max_new, "modes": summary},
+                         indent=1))
+    else:
+        print(f"model: {model.facts.name}; {len(prompts)} prompts x up to {max_new} new tokens; "
+              "reference: greedy with the KV cache")
+        print(f"{'mode':<8} {'cache':<5} {'identical':>15} {'tokens/pass':>11}")
+        for row in summary:
+            print(f"{row['mode']:<8} {'on' if row['kv_cache'] else 'off':<5} "
+                  f"{row['identical']:>4}/{row['prompts']:<4} {row['share']:>6.1%} {row['tokens_per_pass']:>11.2f}")
+            for failure in row["failures"]:
+                print(f"    prompt {failure['prompt']}: first difference at generated token "
+                      f"{failure['first_difference']}")
+    return 0 if all(row["share"] == 1.0 for row in summary) else 1
+
+
+def examples_command(args) -> int:
+    model, tokenizer = open_model(args)
+    results = []
+    for example in EXAMPLES:
+        prompt = tokenizer.encode(example.prompt)
+        run = asyncio.run(drafted(model, prompt, prompt_lookup, example.max_new, mode="lookup"))
+        reference = asyncio.run(greedy(model, prompt, example.max_new))
+        results.append({"example": example.key, "identical": run.tokens == reference.tokens,
+                        "greedy_passes": len(reference.passes), "text": tokenizer.decode(run.tokens), **run.totals()})
+    if args.json:
+        print(json.dumps({"model": model.facts.name, "examples": results}, ensure_ascii=False, indent=1))
+    else:
+        for result in results:
+            print(f"{result['example']:<11} {result['tokens']:>3} tokens in {result['passes']:>3} passes "
+                  f"(greedy: {result['greedy_passes']}) = {result['tokens_per_pass']:.2f} tokens per pass; "
+                  f"identical to greedy: {result['identical']}")
+            print(f"            {result['text']!r}")
+    return 0 if all(result["identical"] for result in results) else 1

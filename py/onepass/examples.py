@@ -1,0 +1,67 @@
+"""The worked examples of step 5 ("Copy and check"), run with prompt lookup on the real model.
+
+Prompts are in Qwen's chat format, which the instruct model follows and ends
+with ``<|im_end|>``. Each was chosen because the default model answers it
+correctly and the run shows one side of prompt lookup:
+
+- Capitals: the scaffolding " The capital of" is copied from the sentence
+  before; the facts (" is", the city) are new, so those passes yield one token.
+- Past tense: long runs such as " the mat and" are copied from the sentence
+  being rewritten; the model changes only what the tense needs ("watches" ->
+  "watched").
+- Spelling: the letters appear nowhere earlier, so no draft survives and
+  every pass yields one token, exactly as in step 2.
+"""
+
+from dataclasses import asdict, dataclass
+
+
+def chat(user: str) -> str:
+    """One user turn in Qwen's ChatML, ending where the assistant's answer begins."""
+    return f"<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"
+
+
+@dataclass(frozen=True)
+class Example:
+    key: str
+    title: str
+    prompt: str
+    max_new: int  # a ceiling; each example ends with <|im_end|> well before it
+    point: str  # what the run shows
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+EXAMPLES = (
+    Example(
+        key="capitals",
+        title="Capitals",
+        prompt=chat("Write one short sentence for each country, of the form 'The capital of X is Y.': "
+                    "France, Germany, Italy, Spain, Poland, Austria, Greece, Norway."),
+        max_new=96,
+        point="The copier wins on the repeated scaffolding and loses on the new facts.",
+    ),
+    Example(
+        key="past-tense",
+        title="Past tense",
+        prompt=chat("Rewrite the text so that it happened yesterday: \"Every day, the cat sits on the mat and watches "
+                    "the birds in the garden, and the dog sleeps by the door of the kitchen.\""),
+        max_new=64,
+        point="Long runs are copied from the original sentence; the model changes only the verbs.",
+    ),
+    Example(
+        key="spelling",
+        title="Spelling",
+        prompt=chat("Spell the word \"python\" letter by letter, with a space between the letters."),
+        max_new=32,
+        point="The letters appear nowhere earlier, so every pass yields one token.",
+    ),
+)
+
+
+def example(key: str) -> Example:
+    for candidate in EXAMPLES:
+        if candidate.key == key:
+            return candidate
+    raise KeyError(f"no example {key!r}; choose from {', '.join(e.key for e in EXAMPLES)}")
