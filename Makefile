@@ -5,12 +5,18 @@ SOURCE ?= default
 PORT ?= 8000
 VENV := .venv
 PY := $(VENV)/bin/python
+# The browser tests drive Debian's chromium through the Python playwright package (no browser download).
+CHROMIUM := /usr/bin/chromium
 export ONEPASS_CACHE ?= $(HOME)/.cache/onepass
 export HF_HUB_DISABLE_TELEMETRY := 1
 
-.PHONY: setup model site serve test bench clean
+.PHONY: setup model site serve test bench bench-browser clean
 
-setup: $(VENV)/.installed node_modules/.installed
+setup: $(VENV)/.installed node_modules/.installed $(CHROMIUM)
+
+$(CHROMIUM):
+	apt-get update
+	apt-get install -y chromium
 
 $(VENV)/.installed: requirements.txt
 	python3 -m venv $(VENV)
@@ -40,6 +46,9 @@ test: setup
 
 bench: setup
 	$(PY) benchmarks/bench_export.py --source "$(SOURCE)"
+
+bench-browser: setup
+	$(PY) benchmarks/bench_browser.py --source "$(SOURCE)"
 
 build/.dir:
 	mkdir -p build && touch $@

@@ -1,17 +1,22 @@
-"""MkDocs build hook: ship the exported model with the site and name it on the pages.
+"""MkDocs build hook: ship the exported model with the site, in chunks, and name it on the pages.
 
 ``ONEPASS_MODEL_DIR`` points at an export (``python -m model_export`` prints
-it). Its served files are copied to ``site/model/`` and its manifest fills the
-``{{ model.* }}`` placeholders in the Markdown, so no page hard-codes the model.
+it). Its manifest fills the ``{{ model.* }}`` placeholders in the Markdown, so
+no page hard-codes the model. Its served files go to ``site/model/`` split into
+chunks of at most ``ONEPASS_CHUNK_MB`` (default 50 MB, what common static hosts
+accept per file); a file that fits in one chunk keeps its own name. The site's
+``manifest.json`` is the export's, plus a ``chunks`` list per file (name, size,
+sha256) that the browser fetches, checks and caches one by one.
 """
 
+import hashlib
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 
 _PLACEHOLDER = re.compile(r"\{\{\s*model\.(\w+)\s*\}\}")
+DEFAULT_CHUNK_MB = 50
 
 
 def _manifest() -> dict | None:
@@ -32,6 +37,24 @@ def _facts(manifest: dict | None) -> dict:
     }
 
 
+def chunk_bytes() -> int:
+    return int(float(os.environ.get("ONEPASS_CHUNK_MB", DEFAULT_CHUNK_MB)) * 1_000_000)
+
+
+def write_chunks(source: Path, target: Path, limit: int) -> list[dict]:
+    """Split ``source`` into files of at most ``limit`` bytes in ``target``; return their names, sizes, hashes."""
+    size = source.stat().st_size
+    count = max(1, -(-size // limit))
+    chunks = []
+    with source.open("rb") as whole:
+        for index in range(count):
+            name = source.name if count == 1 else f"{source.name}.{index:03d}"
+            data = whole.read(limit)
+            (target / name).write_bytes(data)
+            chunks.append({"name": name, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()})
+    return chunks
+
+
 def on_page_markdown(markdown, page, config, files):
     facts = _facts(_manifest())
     return _PLACEHOLDER.sub(lambda match: facts.get(match.group(1), match.group(0)), markdown)
@@ -44,5 +67,7 @@ def on_post_build(config):
     target = Path(config["site_dir"]) / "model"
     target.mkdir(parents=True, exist_ok=True)
     manifest = _manifest()
-    for name in [f["name"] for f in manifest["files"]] + ["manifest.json"]:
-        shutil.copy2(Path(folder) / name, target / name)
+    limit = chunk_bytes()
+    for entry in manifest["files"]:
+        entry["chunks"] = write_chunks(Path(folder) / entry["name"], target, limit)
+    (target / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,105 @@
+"""The browser runtime's speed in headless Chromium, against native onnxruntime on the same files.
+
+    .venv/bin/python benchmarks/bench_browser.py [--source default]     (or: make bench-browser)
+
+Builds the site with the export into a temporary folder, serves it on
+localhost (with the cross-origin-isolation headers) and measures: cold load to
+the first pass (empty cache) and warm load (model from the Cache API), Pyodide
+start, decode-1 / verify-6 / prefill-30 with 1 and 2 threads (timed in the
+worker, around onnxruntime-web alone), the same natively, their ratio, and the
+bridge's cost per pass (Python to JavaScript and back, with the conversions).
+Prints one JSON object of figures; asserts nothing. The CPU may be shared: treat figures as rough.
+"""
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+from tokenizers import Tokenizer
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from model_export.build import build  # noqa: E402
+from model_export.check import load, speed  # noqa: E402
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, Server, build_site  # noqa: E402
+
+THREADS = (1, 2)
+LOAD_TIMEOUT_MS = 600_000
+PASS_KEYS = ("decode_1_ms", "verify_6_ms", "prefill_30_ms")
+
+
+def open_runtime(context, url: str, threads: int | None = None) -> tuple[object, dict, float]:
+    """A page with the model loaded; returns the page, the worker's load info and the wall seconds."""
+    page = context.new_page()
+    page.set_default_timeout(LOAD_TIMEOUT_MS)
+    began = time.perf_counter()
+    # The home page has no panel, so nothing loads the model before this call chooses the threads.
+    page.goto(url)
+    page.wait_for_function("window.onepass !== undefined")
+    info = page.evaluate("(threads) => window.onepass().load(null, threads)", threads)
+    return page, info, time.perf_counter() - began
+
+
+def first_pass(page) -> None:
+    page.evaluate("() => window.onepass().generate({text: 'Hello', maxNew: 1})")
+
+
+def browser_figures(url: str, ids: list[int]) -> dict:
+    figures = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context()
+        began = time.perf_counter()
+        page, info, seconds = open_runtime(context, url)
+        first_pass(page)
+        figures["cold_load_to_first_pass_s"] = round(time.perf_counter() - began, 2)
+        figures["cold_load_s"] = round(seconds, 2)
+        figures["cold_timings_s"] = {k: round(v, 2) for k, v in info["timings"].items()}
+        figures["versions"] = info["versions"]
+        figures["cross_origin_isolated"] = info["crossOriginIsolated"]
+        page.close()
+        for threads in THREADS:
+            page, info, seconds = open_runtime(context, url, threads)
+            began = time.perf_counter()
+            first_pass(page)
+            if threads == THREADS[0]:
+                figures["warm_load_to_first_pass_s"] = round(seconds + time.perf_counter() - began, 2)
+                figures["warm_timings_s"] = {k: round(v, 2) for k, v in info["timings"].items()}
+            bench = page.evaluate("(ids) => window.onepass().bench({ids})", ids)
+            figures[f"browser_{threads}t"] = {k: round(v, 2) if isinstance(v, float) else v for k, v in bench.items()}
+            page.close()
+        browser.close()
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", default="default")
+    args = parser.parse_args()
+
+    folder = build(args.source, log=lambda message: print(message, file=sys.stderr))
+    held = Tokenizer.from_file(str(folder / "tokenizer.json")).encode((ROOT / "tests" / "data" / "held_text.txt").read_text()).ids
+    figures = {"model": json.loads((folder / "manifest.json").read_text())["model"]["name"]}
+    with tempfile.TemporaryDirectory() as scratch:
+        site = build_site(folder, Path(scratch) / "site", chunk_mb="50")
+        server = Server(site)
+        try:
+            figures.update(browser_figures(server.url, held[:64]))
+        finally:
+            server.stop()
+    for threads in THREADS:
+        native = speed(load(folder, threads), held)
+        figures[f"native_{threads}t"] = native
+        browser = figures[f"browser_{threads}t"]
+        figures[f"ratio_{threads}t"] = {key: round(browser[key] / native[key], 2)
+                                        for key in PASS_KEYS if native.get(key) and key in browser}
+    print(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+/**
+ * The ONNX side of the seam, handed to Python's browser backend as a plain JS object.
+ *
+ * Python's browser backend (py/onepass/backends/browser.py) calls open/run/rollback; the KV
+ * cache stays here, in JavaScript, and only token ids, argmax, top-k and timings cross the
+ * bridge. With the cache off a session keeps its ids and re-runs the whole text every pass.
+ * Every name and shape comes from the export's manifest.
+ */
+
+const int64 = (ort, values, dims) => new ort.Tensor('int64', BigInt64Array.from(values, BigInt), dims);
+
+export class OnnxBridge {
+  constructor(ort, onnx, manifest) {
+    this.ort = ort;
+    this.onnx = onnx;
+    this.manifest = manifest;
+    const kv = manifest.kv;
+    const name = (format, i) => format.replaceAll('{i}', String(i));
+    this.layers = Array.from({ length: kv.num_layers }, (_, i) => ({
+      inKey: name(kv.input_key, i), inValue: name(kv.input_value, i),
+      outKey: name(kv.output_key, i), outValue: name(kv.output_value, i),
+    }));
+    this.heads = kv.num_kv_heads;
+    this.headDim = kv.head_dim;
+    this.sessions = new Map();
+    this.nextId = 1;
+    this.cancelled = false;
+  }
+
+  /** The functions Python sees. */
+  module() {
+    return {
+      open: (kvCache) => this.open(kvCache),
+      run: (id, newIds, start, wantLogits) => this.run(id, newIds, start, wantLogits),
+      rollback: (id, length) => this.rollback(id, length),
+    };
+  }
+
+  open(kvCache) {
+    const id = this.nextId++;
+    this.sessions.set(id, { kvCache: Boolean(kvCache), past: null, ids: [], length: 0 });
+    return id;
+  }
+
+  closeAll() {
+    this.sessions.clear();
+  }
+
+  async run(id, newIds, start, wantLogits) {
+    // A PyProxy argument lives only until this call returns its promise: copy it first.
+    const ids = newIds?.toJs ? newIds.toJs() : Array.from(newIds);
+    const session = this.sessions.get(id);
+    if (!session) throw new Error(`no ONNX session ${id}`);
+    if (start !== session.length) throw new Error(`session ${id} holds ${session.length} tokens, the pass starts at ${start}`);
+    if (this.cancelled) throw new Error('cancelled');
+    const fed = session.kvCache ? ids : [...session.ids, ...ids];
+    const past = session.kvCache ? session.past : null;
+    const began = performance.now();
+    const out = await this.pass(fed, session.kvCache ? session.length : 0, past, session.kvCache, wantLogits);
+    const seconds = (performance.now() - began) / 1000;
+    if (session.kvCache) session.past = this.layers.map((l) => ({ key: out[l.outKey], value: out[l.outValue] }));
+    session.ids.push(...ids);
+    session.length += ids.length;
+    return this.rows(out, fed.length - ids.length, ids.length, seconds, wantLogits);
+  }
+
+  async pass(tokens, start, past, wantPresent, wantLogits) {
+    const { ort, manifest } = this;
+    const L = tokens.length;
+    const inputs = manifest.inputs;
+    const feeds = {
+      [inputs.input_ids]: int64(ort, tokens, [1, L]),
+      [inputs.attention_mask]: int64(ort, new Array(start + L).fill(1), [1, start + L]),
+      [inputs.position_ids]: int64(ort, tokens.map((_, j) => start + j), [1, L]),
+    };
+    const empty = new ort.Tensor('float32', new Float32Array(0), [1, this.heads, 0, this.headDim]);
+    this.layers.forEach((l, i) => {
+      feeds[l.inKey] = past ? past[i].key : empty;
+      feeds[l.inValue] = past ? past[i].value : empty;
+    });
+    const outputs = manifest.outputs;
+    const fetches = [outputs.argmax, outputs.topk_ids, outputs.topk_probs];
+    if (wantLogits) fetches.push(outputs.logits);
+    if (wantPresent) fetches.push(...this.layers.flatMap((l) => [l.outKey, l.outValue]));
+    return this.onnx.run(feeds, fetches);
+  }
+
+  /** Rows first..first+count-1 of a pass, as plain arrays (top-k flattened row by row). */
+  rows(out, first, count, seconds, wantLogits) {
+    const { outputs } = this.manifest;
+    const k = outputs.top_k;
+    const result = {
+      argmax: Array.from(out[outputs.argmax].data.subarray(first, first + count), Number),
+      topk_ids: Array.from(out[outputs.topk_ids].data.subarray(first * k, (first + count) * k), Number),
+      topk_probs: Array.from(out[outputs.topk_probs].data.subarray(first * k, (first + count) * k)),
+      k,
+      seconds,
+    };
+    if (wantLogits) {
+      const vocab = out[outputs.logits].dims[2];
+      result.vocab = vocab;
+      result.logits = out[outputs.logits].data.slice(first * vocab, (first + count) * vocab);
+    }
+    return result;
+  }
+
+  rollback(id, length) {
+    const session = this.sessions.get(id);
+    if (!session || length >= session.length) return;
+    session.ids.length = length;
+    session.length = length;
+    if (session.kvCache && session.past) session.past = session.past.map(({ key, value }) => ({ key: this.cut(key, length), value: this.cut(value, length) }));
+  }
+
+  /** Keep the first `length` positions of a [1, heads, sequence, head_dim] tensor. */
+  cut(tensor, length) {
+    const [, heads, seq, dim] = tensor.dims;
+    const kept = new Float32Array(heads * length * dim);
+    for (let h = 0; h < heads; h++) kept.set(tensor.data.subarray(h * seq * dim, (h * seq + length) * dim), h * length * dim);
+    return new this.ort.Tensor('float32', kept, [1, heads, length, dim]);
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Token ids back to text, a piece at a time, never showing half a UTF-8 character.
+ *
+ * A byte-level BPE token is a run of bytes, and a character (an emoji, a CJK ideograph) may be
+ * split across tokens. Each id is mapped to its bytes (GPT-2's byte-to-unicode table, inverted;
+ * added tokens are their own UTF-8 text) and fed to a streaming TextDecoder, which holds back
+ * an incomplete character until the bytes that finish it arrive.
+ */
+
+/** GPT-2's table: every byte is written as a printable character in tokenizer.json's vocabulary. */
+function unicodeToByte() {
+  const printable = [];
+  for (let b = 0x21; b <= 0x7e; b++) printable.push(b);
+  for (let b = 0xa1; b <= 0xac; b++) printable.push(b);
+  for (let b = 0xae; b <= 0xff; b++) printable.push(b);
+  const table = new Map(printable.map((b) => [String.fromCodePoint(b), b]));
+  let next = 0;
+  for (let b = 0; b < 256; b++) {
+    if (!printable.includes(b)) table.set(String.fromCodePoint(256 + next++), b);
+  }
+  return table;
+}
+
+export class ByteDecoder {
+  constructor(tokenizerJson) {
+    const toByte = unicodeToByte();
+    const encoder = new TextEncoder();
+    this.bytes = new Map();
+    for (const [piece, id] of Object.entries(tokenizerJson.model.vocab)) {
+      this.bytes.set(id, Uint8Array.from(Array.from(piece), (ch) => toByte.get(ch)));
+    }
+    for (const added of tokenizerJson.added_tokens ?? []) this.bytes.set(added.id, encoder.encode(added.content));
+  }
+
+  idBytes(id) {
+    const bytes = this.bytes.get(id);
+    if (!bytes) throw new Error(`token id ${id} is not in the vocabulary`);
+    return bytes;
+  }
+
+  /** A stream: push(ids) returns the text completed so far, holding back a partial character. */
+  stream() {
+    const utf8 = new TextDecoder('utf-8');
+    return {
+      push: (ids) => ids.map((id) => utf8.decode(this.idBytes(id), { stream: true })).join(''),
+      end: () => utf8.decode(),
+    };
+  }
+
+  decode(ids) {
+    const s = this.stream();
+    return s.push(ids) + s.end();
+  }
+}

@@ -1,0 +1,63 @@
+"""MkDocs build hook: ship the pinned browser runtimes and the ``onepass`` wheel with the site.
+
+Pyodide, onnxruntime-web and the tokenizer are pinned once, in package.json
+(and package-lock.json); this copies only the files the worker loads from
+``node_modules`` into ``site/vendor/``. The lesson's Python (``py/``) is built
+into a wheel that the worker unpacks into Pyodide, so no Python is pasted into
+JavaScript. ``site/vendor/runtime.json`` tells the worker the file names.
+Nothing is fetched from a CDN.
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE_MODULES = ROOT / "node_modules"
+VENDORED = {
+    "pyodide": ("pyodide", ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
+                            "pyodide-lock.json"]),
+    "ort": ("onnxruntime-web", ["dist/ort.wasm.min.mjs", "dist/ort-wasm-simd-threaded.mjs",
+                                "dist/ort-wasm-simd-threaded.wasm"]),
+    "tokenizers": ("@huggingface/tokenizers", ["dist/tokenizers.min.mjs"]),
+}
+
+
+def _version(package: str) -> str:
+    return json.loads((NODE_MODULES / package / "package.json").read_text())["version"]
+
+
+def copy_runtimes(vendor: Path) -> dict:
+    versions = {}
+    for folder, (package, files) in VENDORED.items():
+        if not (NODE_MODULES / package).is_dir():
+            raise RuntimeError(f"node_modules/{package} is missing: run `make setup` (npm ci) first")
+        (vendor / folder).mkdir(parents=True, exist_ok=True)
+        for name in files:
+            shutil.copy2(NODE_MODULES / package / name, vendor / folder / Path(name).name)
+        versions[package] = _version(package)
+    return versions
+
+
+def build_wheel(vendor: Path) -> str:
+    """Build ``py/`` into a wheel in ``vendor``; work on a copy so the source tree gets no build files."""
+    with tempfile.TemporaryDirectory() as scratch:
+        source = Path(scratch) / "py"
+        shutil.copytree(ROOT / "py", source, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                        "--wheel-dir", str(vendor), str(source)], check=True, capture_output=True)
+    wheels = sorted(vendor.glob("onepass-*.whl"))
+    if len(wheels) != 1:
+        raise RuntimeError(f"expected one onepass wheel in {vendor}, found {[w.name for w in wheels]}")
+    return wheels[0].name
+
+
+def on_post_build(config):
+    vendor = Path(config["site_dir"]) / "vendor"
+    shutil.rmtree(vendor, ignore_errors=True)
+    vendor.mkdir(parents=True)
+    runtime = {"versions": copy_runtimes(vendor), "wheel": build_wheel(vendor)}
+    (vendor / "runtime.json").write_text(json.dumps(runtime, indent=2) + "\n")
