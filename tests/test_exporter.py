@@ -1,5 +1,6 @@
 """The exporter's contract: checked sources, clear errors, and byte-identical rebuilds."""
 
+import json
 import subprocess
 import sys
 
@@ -56,3 +57,19 @@ def _cached_gguf():
     from model_export.sources import fetch_default_gguf
     path = fetch_default_gguf()
     return lambda: path
+
+
+def test_a_hugging_face_folder_exports_through_the_same_path(tmp_path, monkeypatch):
+    """A local transformers checkpoint (what a hub id downloads to) becomes an export with its own name."""
+    from model_export.tiny import load_tiny
+
+    loaded = load_tiny()
+    checkpoint = tmp_path / "my-qwen2"
+    loaded.model.save_pretrained(checkpoint)
+    loaded.tokenizer.save_pretrained(checkpoint)
+    monkeypatch.setenv("ONEPASS_CACHE", str(tmp_path / "cache"))
+    folder = build(str(checkpoint), log=lambda message: None)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["model"]["name"] == "my-qwen2"
+    assert manifest["model"]["source"].startswith("Hugging Face folder")
+    assert {151643, 151645} <= set(manifest["eos_ids"])
