@@ -21,10 +21,25 @@ def tiny_export() -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_model(tiny_export):
+    """The tiny export behind the lesson's seam (native onnxruntime)."""
+    from onepass.backends.native import NativeModel
+
+    return NativeModel(tiny_export)
+
+
+@pytest.fixture(scope="session")
 def real_export() -> Path:
     if os.environ.get("ONEPASS_SKIP_REAL") == "1":
         pytest.skip("ONEPASS_SKIP_REAL=1")
     return build("default")
+
+
+def ids_of(folder: Path, text: str) -> list[int]:
+    """``text`` as token ids, by the export's own tokenizer.json."""
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_file(str(folder / "tokenizer.json")).encode(text).ids
 
 
 def manifest_of(folder: Path) -> dict:

@@ -6,19 +6,15 @@ and of six tokens, natively (onnxruntime) and in onnxruntime-web's WASM build.
 """
 
 import pytest
-from tokenizers import Tokenizer
 
 from model_export.check import load, position_independence, wasm
+from tests.conftest import ids_of
 
 PROMPTS = [
     "The capital of France is Paris. The capital of Germany is Berlin. The capital of Italy is",
     "def add(a, b):\n    return a + b\n\nprint(add(2, 3))",
     "Rewrite in the past tense: the cat sits on the mat and watches the birds.",
 ]
-
-
-def ids_of(folder, text):
-    return Tokenizer.from_file(str(folder / "tokenizer.json")).encode(text).ids
 
 
 def failures(result):

@@ -11,10 +11,8 @@ from tokenizers import Tokenizer
 
 from model_export.check import load, quality
 from model_export.tiny import load_tiny
+from tests.conftest import ids_of
 
-
-def ids_of(folder, text):
-    return Tokenizer.from_file(str(folder / "tokenizer.json")).encode(text).ids
 
 
 def test_tiny_onnx_float32_matches_pytorch(tiny_export, held_text):
