@@ -8,6 +8,8 @@ and with KV-cache steps of one and of several tokens.
 
 import json
 import statistics
+import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -135,9 +137,6 @@ def load(folder: Path, threads: int = 1, reference: bool = False) -> Decoder:
 
 def wasm(folder: Path, ids: list[int], threads: int = 1, bench: bool = False) -> dict:
     """The same checks under onnxruntime-web's WASM build, run by Node (see wasm_check.mjs)."""
-    import subprocess
-    import tempfile
-
     with tempfile.NamedTemporaryFile("w", suffix=".json") as ids_file:
         json.dump(ids, ids_file)
         ids_file.flush()

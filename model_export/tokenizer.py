@@ -16,13 +16,14 @@ _CONTROL, _USER_DEFINED = 3, 4
 _END_TOKENS = ("<|endoftext|>", "<|im_end|>")
 
 
-def tokenizer_from_gguf(path: Path):
+def tokenizer_from_gguf(path: Path, reader=None):
+    """The GGUF's tokenizer with every control token registered; ``reader``: an open GGUFReader, if any."""
     from gguf import GGUFReader
     from tokenizers import AddedToken
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    reader = GGUFReader(str(path))
+    reader = reader or GGUFReader(str(path))
     tokens, types = reader.fields["tokenizer.ggml.tokens"], reader.fields["tokenizer.ggml.token_type"]
     registered = set(tokenizer.added_tokens_decoder)
     added = []
