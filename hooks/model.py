@@ -55,8 +55,14 @@ def write_chunks(source: Path, target: Path, limit: int) -> list[dict]:
     return chunks
 
 
+def on_config(config):
+    # Read the manifest once per build, not once per page.
+    config["extra"]["model_facts"] = _facts(_manifest())
+    return config
+
+
 def on_page_markdown(markdown, page, config, files):
-    facts = _facts(_manifest())
+    facts = config["extra"]["model_facts"]
     return _PLACEHOLDER.sub(lambda match: facts.get(match.group(1), match.group(0)), markdown)
 
 
