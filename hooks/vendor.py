@@ -1,8 +1,11 @@
 """MkDocs build hook: ship the pinned browser runtimes and the ``onepass`` wheel with the site.
 
-Pyodide, onnxruntime-web and the tokenizer are pinned once, in package.json
-(and package-lock.json); this copies only the files the worker loads from
-``node_modules`` into ``site/vendor/``. The lesson's Python (``py/``) is built
+Pyodide, onnxruntime-web, the tokenizer, the chart and maths libraries and
+coi-serviceworker are pinned once, in package.json (and package-lock.json);
+this copies only the files the pages load from ``node_modules`` into
+``site/vendor/`` (a name ending in ``/`` is a whole folder, such as KaTeX's
+fonts). coi-serviceworker goes to the site's root instead: a service worker
+only controls pages at or below its own folder. The lesson's Python (``py/``) is built
 into a wheel that the worker unpacks into Pyodide, so no Python is pasted into
 JavaScript. ``site/vendor/runtime.json`` tells the worker the file names.
 Nothing is fetched from a CDN.
@@ -23,21 +26,35 @@ VENDORED = {
     "ort": ("onnxruntime-web", ["dist/ort.wasm.min.mjs", "dist/ort-wasm-simd-threaded.mjs",
                                 "dist/ort-wasm-simd-threaded.wasm"]),
     "tokenizers": ("@huggingface/tokenizers", ["dist/tokenizers.min.mjs"]),
+    "chartjs": ("chart.js", ["dist/chart.umd.min.js"]),
+    "katex": ("katex", ["dist/katex.min.js", "dist/katex.min.css", "dist/contrib/auto-render.min.js", "dist/fonts/"]),
 }
+AT_SITE_ROOT = {"coi-serviceworker": ["coi-serviceworker.min.js"]}
 
 
 def _version(package: str) -> str:
     return json.loads((NODE_MODULES / package / "package.json").read_text())["version"]
 
 
-def copy_runtimes(vendor: Path) -> dict:
+def _copy(package: str, names: list[str], target: Path) -> None:
+    if not (NODE_MODULES / package).is_dir():
+        raise RuntimeError(f"node_modules/{package} is missing: run `make setup` (npm ci) first")
+    target.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        source = NODE_MODULES / package / name
+        if name.endswith("/"):
+            shutil.copytree(source, target / source.name, dirs_exist_ok=True)
+        else:
+            shutil.copy2(source, target / source.name)
+
+
+def copy_runtimes(site: Path) -> dict:
     versions = {}
-    for folder, (package, files) in VENDORED.items():
-        if not (NODE_MODULES / package).is_dir():
-            raise RuntimeError(f"node_modules/{package} is missing: run `make setup` (npm ci) first")
-        (vendor / folder).mkdir(parents=True, exist_ok=True)
-        for name in files:
-            shutil.copy2(NODE_MODULES / package / name, vendor / folder / Path(name).name)
+    for folder, (package, names) in VENDORED.items():
+        _copy(package, names, site / "vendor" / folder)
+        versions[package] = _version(package)
+    for package, names in AT_SITE_ROOT.items():
+        _copy(package, names, site)
         versions[package] = _version(package)
     return versions
 
@@ -59,5 +76,5 @@ def on_post_build(config):
     vendor = Path(config["site_dir"]) / "vendor"
     shutil.rmtree(vendor, ignore_errors=True)
     vendor.mkdir(parents=True)
-    runtime = {"versions": copy_runtimes(vendor), "wheel": build_wheel(vendor)}
+    runtime = {"versions": copy_runtimes(Path(config["site_dir"])), "wheel": build_wheel(vendor)}
     (vendor / "runtime.json").write_text(json.dumps(runtime, indent=2) + "\n")
