@@ -40,13 +40,15 @@ def free_port() -> int:
 
 
 class Server:
-    """tools/serve.py over a folder, on a free localhost port."""
+    """tools/serve.py over a folder, on a free localhost port (without COOP/COEP when ``isolation`` is off)."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, isolation: bool = True):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
+        flags = [] if isolation else ["--no-isolation"]
         self.process = subprocess.Popen([sys.executable, str(ROOT / "tools" / "serve.py"), "--dir", str(folder),
-                                         "--port", str(self.port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                         "--port", str(self.port), *flags],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 20
         while True:
             try:
@@ -89,9 +91,9 @@ def chromium():
         browser.close()
 
 
-def offline_page(browser):
+def offline_page(browser, **context_options):
     """A fresh context and page, and the list of non-local URLs it requested (must stay empty)."""
-    context = browser.new_context()
+    context = browser.new_context(**context_options)
     page = context.new_page()
     outside: list[str] = []
     page.on("console", lambda message: print(f"[console.{message.type}] {message.text}"))

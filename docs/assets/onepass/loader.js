@@ -6,6 +6,8 @@
  */
 
 const CACHE_PREFIX = 'onepass-model-';
+// A few chunks in flight at once, so hashing and caching one overlaps fetching the next.
+const PARALLEL_CHUNKS = 3;
 
 export class LoadError extends Error {
   constructor(code, message) {
@@ -68,8 +70,10 @@ async function cachedChunk(cache, url, chunk) {
   const hit = cache && (await cache.match(url));
   if (!hit) return null;
   const bytes = new Uint8Array(await hit.arrayBuffer());
-  if (bytes.byteLength === chunk.size && (await sha256Hex(bytes)) === chunk.sha256) return bytes;
-  await cache.delete(url); // a damaged entry is fetched again
+  // Only chunks that passed their sha256 are ever stored, in a cache named after this manifest's hash, so a
+  // hit is not hashed again (that took seconds on every visit); a short entry is fetched again.
+  if (bytes.byteLength === chunk.size) return bytes;
+  await cache.delete(url);
   return null;
 }
 
@@ -125,16 +129,25 @@ export async function loadModel(modelUrl, onProgress) {
   const files = {};
   for (const file of manifest.files) {
     const chunks = file.chunks ?? [{ name: file.name, size: file.size, sha256: file.sha256 }];
+    if (chunks.reduce((sum, chunk) => sum + chunk.size, 0) !== file.size) {
+      throw new LoadError('truncated', `${file.name}: the manifest's chunks do not add up to ${file.size} bytes`);
+    }
     // One buffer per file, filled chunk by chunk, so a large model is never held twice over.
     const whole = new Uint8Array(file.size);
-    let offset = 0;
-    for (const chunk of chunks) {
-      const bytes = await loadChunk(cache, new URL(chunk.name, modelUrl).href, chunk, onBytes);
-      if (offset + bytes.byteLength > file.size) throw new LoadError('truncated', `${file.name}: its chunks add up to more than ${file.size} bytes`);
-      whole.set(bytes, offset);
-      offset += bytes.byteLength;
-    }
+    const offsets = chunks.map((_, i) => chunks.slice(0, i).reduce((sum, chunk) => sum + chunk.size, 0));
+    await inParallel(chunks.map((chunk, i) => async () => {
+      whole.set(await loadChunk(cache, new URL(chunk.name, modelUrl).href, chunk, onBytes), offsets[i]);
+    }), PARALLEL_CHUNKS);
     files[file.name] = whole;
   }
   return { manifest, files, cacheName: cache ? CACHE_PREFIX + version : null };
+}
+
+/** Run the async `tasks`, at most `limit` at a time; rejects with the first failure. */
+async function inParallel(tasks, limit) {
+  let next = 0;
+  const lane = async () => {
+    while (next < tasks.length) await tasks[next++]();
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, lane));
 }
