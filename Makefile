@@ -29,7 +29,7 @@ node_modules/.installed: package.json package-lock.json
 	touch $@
 
 model: setup build/.dir
-	$(PY) -m model_export --source "$(SOURCE)" > build/model_dir.txt.tmp 2>build/model_export.log || { cat build/model_export.log; exit 1; }
+	$(PY) -m model_export --source "$(SOURCE)" --prune > build/model_dir.txt.tmp 2>build/model_export.log || { cat build/model_export.log; exit 1; }
 	mv build/model_dir.txt.tmp build/model_dir.txt
 	@echo "model: $$(cat build/model_dir.txt)"
 

@@ -10,7 +10,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from .build import SERVED_FILES, build
+from .build import SERVED_FILES, build, prune
 from .sources import SourceError
 
 
@@ -19,12 +19,16 @@ def main(argv=None) -> int:
     parser.add_argument("--source", default="default", help="default | tiny | FILE.gguf | FOLDER | HF model id")
     parser.add_argument("--out", type=Path, help="also copy the served files (model, tokenizer, manifest) here")
     parser.add_argument("--force", action="store_true", help="rebuild even if the cache holds this export")
+    parser.add_argument("--prune", action="store_true", help="delete this source's other (stale) exports from the cache")
     args = parser.parse_args(argv)
+    log = lambda message: print(message, file=sys.stderr)  # noqa: E731 - stdout carries only the folder
     try:
-        folder = build(args.source, force=args.force, log=lambda message: print(message, file=sys.stderr))
+        folder = build(args.source, force=args.force, log=log)
     except SourceError as error:
         print(f"model_export: {error}", file=sys.stderr)
         return 2
+    if args.prune:
+        prune(folder, log=log)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         for name in [*SERVED_FILES, "manifest.json"]:

@@ -39,9 +39,12 @@ def exporter_fingerprint() -> str:
     return digest.hexdigest()
 
 
+KEY_LENGTH = 16  # hex digits of an export's key in its folder name
+
+
 def export_key(source_identity: dict) -> str:
     payload = json.dumps({"source": source_identity, "exporter": exporter_fingerprint()}, sort_keys=True)
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+    return hashlib.sha256(payload.encode()).hexdigest()[:KEY_LENGTH]
 
 
 def sha256_file(path: Path) -> str:

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from model_export.build import build
+from model_export.build import build, prune
 from model_export.cache import sha256_file
 from model_export.sources import SourceError, check_gguf_metadata, resolve
 
@@ -73,3 +73,15 @@ def test_a_hugging_face_folder_exports_through_the_same_path(tmp_path, monkeypat
     assert manifest["model"]["name"] == "my-qwen2"
     assert manifest["model"]["source"].startswith("Hugging Face folder")
     assert {151643, 151645} <= set(manifest["eos_ids"])
+
+
+def test_prune_deletes_only_the_same_sources_other_exports(tmp_path):
+    keep = tmp_path / "default-0123456789abcdef"
+    stale = [tmp_path / "default-fedcba9876543210", tmp_path / "default-1111111111111111.partial"]
+    others = [tmp_path / "tiny-fedcba9876543210", tmp_path / "default-notakey"]
+    for folder in [keep, *stale, *others]:
+        folder.mkdir()
+        (folder / "model.onnx").write_bytes(b"x")
+    assert sorted(prune(keep, log=lambda _: None)) == sorted(stale)
+    assert keep.is_dir() and all(folder.is_dir() for folder in others)
+    assert not any(folder.exists() for folder in stale)
