@@ -10,7 +10,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from .build import SERVED_FILES, build, prune
+from .build import SERVED_FILES, build
+from .cache import prune
 from .sources import SourceError
 
 

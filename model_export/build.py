@@ -9,7 +9,6 @@ An export lands in ``<cache>/models/<source>-<key>/``:
 
 import fcntl
 import os
-import re
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,7 +17,7 @@ import onnx
 
 from .attention import fix_attention
 from .calibration import activation_peaks
-from .cache import KEY_LENGTH, cache_root, export_key
+from .cache import cache_root, export_key
 from .manifest import write_manifest
 from .outputs import add_prediction_outputs
 from .quantize import quantize_int8_per_row
@@ -47,28 +46,6 @@ def build(spec: str, force: bool = False, log=print) -> Path:
             return target
         _export(source, target, log)
     return target
-
-
-def prune(keep: Path, log=print) -> list[Path]:
-    """Delete the other exports of ``keep``'s source (older exporter code, unfinished builds); return them.
-
-    An export whose lock another process holds (a build in progress) is left alone.
-    """
-    slug, _ = keep.name.rsplit("-", 1)
-    same_source = re.compile(rf"{re.escape(slug)}-[0-9a-f]{{{KEY_LENGTH}}}(\.partial)?")
-    removed = []
-    for old in sorted(keep.parent.iterdir()):
-        if not old.is_dir() or old == keep or not same_source.fullmatch(old.name):
-            continue
-        with open(keep.parent / (old.name.removesuffix(".partial") + ".lock"), "w") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue
-            shutil.rmtree(old, ignore_errors=True)
-        log(f"pruned {old}")
-        removed.append(old)
-    return removed
 
 
 @contextmanager

@@ -6,10 +6,13 @@ that shape the graph, so editing the exporter or bumping onnx yields a new
 folder instead of silently reusing an old model.
 """
 
+import fcntl
 import hashlib
 import importlib.metadata
 import json
 import os
+import re
+import shutil
 from pathlib import Path
 
 from . import EXPORTER_VERSION
@@ -53,3 +56,25 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def prune(keep: Path, log=print) -> list[Path]:
+    """Delete the other exports of ``keep``'s source (older exporter code, unfinished builds); return them.
+
+    An export whose lock another process holds (a build in progress) is left alone.
+    """
+    slug, _ = keep.name.rsplit("-", 1)
+    same_source = re.compile(rf"{re.escape(slug)}-[0-9a-f]{{{KEY_LENGTH}}}(\.partial)?")
+    removed = []
+    for old in sorted(keep.parent.iterdir()):
+        if not old.is_dir() or old == keep or not same_source.fullmatch(old.name):
+            continue
+        with open(keep.parent / (old.name.removesuffix(".partial") + ".lock"), "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue
+            shutil.rmtree(old, ignore_errors=True)
+        log(f"pruned {old}")
+        removed.append(old)
+    return removed

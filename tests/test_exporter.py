@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from model_export.build import build, prune
-from model_export.cache import sha256_file
+from model_export.build import build
+from model_export.cache import prune, sha256_file
 from model_export.sources import SourceError, check_gguf_metadata, resolve
 
 GOOD = {"general.architecture": "qwen2", "qwen2.block_count": 24, "general.name": "Qwen2.5 Coder 0.5B Instruct AWQ"}
