@@ -224,3 +224,18 @@ def test_the_palette_toggle_switches_to_dark(page, site):
     page.wait_for_selector(f"{CHART}[data-ready]")
     tick = page.eval_on_selector(f"{CHART} canvas", "c => Chart.getChart(c).options.scales.x.ticks.color")
     assert tick == page.evaluate("getComputedStyle(document.body).getPropertyValue('--md-default-fg-color').trim()")
+
+
+def test_instant_navigation_keeps_one_chart_and_remounts_the_widgets(page, site):
+    visit(page, site, 6)
+    page.wait_for_selector(f"{CHART}[data-ready]")
+    page.evaluate("window.sameDocument = true")
+    for title in ("Name it", "The real thing", "Check yourself", "The real thing"):
+        page.click(f".onepass-strip__step >> text={title}")
+        page.wait_for_function(f"document.querySelector('article h1')?.textContent === {title!r}")
+    page.wait_for_selector(f"{CHART}[data-ready]")
+    assert page.evaluate("window.sameDocument === true")
+    assert page.evaluate("Object.keys(Chart.instances).length") == 1  # the charts of pages left behind were released
+    set_slider(page, "alpha", 0.2)
+    set_slider(page, "c", 0.5)
+    assert max(bars(page)) < 1

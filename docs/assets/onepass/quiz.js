@@ -22,8 +22,8 @@ export const QUESTIONS = [
     id: 'one-pass',
     text: 'Why can one pass check several proposed tokens at once?',
     options: [
-      'The model was retrained to predict several tokens ahead.',
-      'The causal mask: each position’s prediction depends only on the tokens up to it, so one pass gives the prediction at every position, and the parameters are read once for all of them.',
+      'The model was trained to emit several tokens per pass.',
+      'Each position sees only earlier tokens, so one pass yields every position’s own prediction.',
       'The draft checks its own tokens before the model sees them.',
     ],
     answer: 1,
@@ -40,9 +40,9 @@ export const QUESTIONS = [
     id: 'best-length',
     text: 'Why is there a best draft length, rather than “the longer the better”?',
     options: [
-      'A pass can only check a fixed number of tokens.',
-      'Longer drafts make the output less exact.',
-      'Each drafted token costs the same, but it only pays if every token before it was accepted — a chance that shrinks like α to the power of its position.',
+      'A pass can only check a fixed number of tokens at once.',
+      'Longer drafts make the text drift away from greedy’s.',
+      'Every drafted token costs c, but pays only if all before it were accepted.',
     ],
     answer: 2,
     explain: 'The k-th drafted token is used only if the k before it were all right, with probability αᵏ, while its cost c is paid every time. So the gain per extra token shrinks and the cost does not: the speed-up peaks at a handful of tokens, and for a poor draft it falls below 1.',
