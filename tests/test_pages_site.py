@@ -21,7 +21,7 @@ STEP_PATHS = ["" if page == "index.md" else page.removesuffix(".md") + "/" for _
 NO_MODEL_STEPS = [1, 6, 7, 8]
 CHART = "[data-onepass-widget=speedup-chart]"
 MEASURED = {"alpha": 0.62, "c": 0.004, "gamma": 6, "tokens_per_pass": 1.93, "passes": 41, "tokens": 79,
-            "greedy_passes": 79, "label": "Capitals"}
+            "greedy_passes": 79, "label": "Capitals <b>bold?</b>"}
 
 
 @pytest.fixture(scope="module")
@@ -147,11 +147,12 @@ def test_the_measured_alpha_and_c_from_step_5_show_on_the_chart(page, site):
     visit(page, site, 6)
     page.wait_for_selector(f"{CHART}[data-ready]")
     note = page.inner_text(".onepass-chart__measured")
-    assert "Capitals" in note and "α = 0.62" in note and "79 tokens in 41 passes" in note
+    assert "Capitals <b>bold?</b>" in note and "α = 0.62" in note and "79 tokens in 41 passes" in note
     labels = page.eval_on_selector(f"{CHART} canvas", "c => Chart.getChart(c).data.datasets.map(d => d.label)")
     assert "your step-5 α and c" in labels
     page.click("text=Use my α and c")
     assert page.input_value(f"{CHART} input[name=alpha]") == "0.62"
+    assert page.input_value(f"{CHART} input[name=c]") == "0.004"
     assert page.input_value(f"{CHART} input[name=gamma]") == "6"
 
 

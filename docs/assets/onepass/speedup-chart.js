@@ -13,7 +13,8 @@ const GAMMAS = Array.from({ length: 10 }, (_, i) => i + 1);
 const START = { alpha: 0.7, c: 0.05, gamma: 4 }; // a good small draft model, as in the literature
 const SLIDERS = [
   { key: 'alpha', label: 'Acceptance rate α', min: 0, max: 1, step: 0.01, digits: 2 },
-  { key: 'c', label: 'Cost ratio c', min: 0, max: 1, step: 0.01, digits: 2 },
+  // Fine steps for c: a copied draft (step 5) costs a few thousandths of a pass.
+  { key: 'c', label: 'Cost ratio c', min: 0, max: 1, step: 0.001, digits: 3 },
   { key: 'gamma', label: 'Draft length γ (highlighted)', min: 1, max: GAMMAS.length, step: 1, digits: 0 },
 ];
 
@@ -60,7 +61,7 @@ function summaryText({ alpha, c, gamma }) {
   const top = speedup(alpha, best, c);
   const here = `At γ = ${gamma}: ${speedup(alpha, gamma, c).toFixed(2)}×.`;
   if (top < 1) {
-    return `No draft length breaks even at α = ${alpha.toFixed(2)} and c = ${c.toFixed(2)}: every draft makes generation slower than one token per pass (best: γ = ${best}, ${top.toFixed(2)}×). ${here}`;
+    return `No draft length breaks even at α = ${alpha.toFixed(2)} and c = ${Number(c.toFixed(3))}: every draft makes generation slower than one token per pass (best: γ = ${best}, ${top.toFixed(2)}×). ${here}`;
   }
   return `Best draft length: γ = ${best}, ${top.toFixed(2)}× faster than one token per pass. ${here}`;
 }
@@ -113,9 +114,15 @@ function slider(spec, value, onInput) {
 }
 
 export async function mountChart(root) {
+  const summary = el('p', { className: 'onepass-chart__summary', ariaLive: 'polite' });
+  const canvas = el('canvas', { ariaLabel: 'Bar chart of the speed-up against draft length γ', role: 'img' });
+  const note = el('p', { className: 'onepass-chart__measured' });
+  const run = measuredRun();
   const controls = {};
+  let chart = null;
+  const current = () => Object.fromEntries(SLIDERS.map((s) => [s.key, Number(controls[s.key].input.value)]));
   const update = () => {
-    const values = Object.fromEntries(SLIDERS.map((s) => [s.key, Number(controls[s.key].input.value)]));
+    const values = current();
     summary.textContent = summaryText(values);
     root.dataset.best = String(bestGamma(values.alpha, values.c, GAMMAS));
     if (chart) {
@@ -124,19 +131,17 @@ export async function mountChart(root) {
     }
   };
   SLIDERS.forEach((spec) => { controls[spec.key] = slider(spec, START[spec.key], update); });
-  const summary = el('p', { className: 'onepass-chart__summary', ariaLive: 'polite' });
-  const canvas = el('canvas', { ariaLabel: 'Bar chart of the speed-up against draft length γ', role: 'img' });
-  const note = el('p', { className: 'onepass-chart__measured' });
-  const run = measuredRun();
-  let chart = null;
 
   if (run) {
     const use = el('button', { type: 'button', className: 'md-button onepass-chart__use', textContent: 'Use my α and c' });
     use.addEventListener('click', () => {
-      controls.alpha.input.value = run.alpha;
-      controls.c.input.value = Math.min(run.c, 1);
-      if (run.gamma !== null) controls.gamma.input.value = Math.min(Math.max(Math.round(run.gamma), 1), GAMMAS.length);
-      SLIDERS.forEach((s) => { controls[s.key].shown.textContent = Number(controls[s.key].input.value).toFixed(s.digits); });
+      // The sliders stop at their ends and snap to their steps; the sentence beside the button keeps the exact values.
+      const gamma = run.gamma === null ? current().gamma : Math.min(Math.max(Math.round(run.gamma), 1), GAMMAS.length);
+      const chosen = { alpha: run.alpha, c: Math.min(run.c, 1), gamma };
+      SLIDERS.forEach((s) => {
+        controls[s.key].input.value = chosen[s.key];
+        controls[s.key].shown.textContent = Number(controls[s.key].input.value).toFixed(s.digits);
+      });
       update();
     });
     note.append(describeRun(run), ' ', use);
@@ -160,8 +165,7 @@ export async function mountChart(root) {
     return;
   }
   if (!root.isConnected) return; // the reader moved on while Chart.js loaded
-  const values = Object.fromEntries(SLIDERS.map((s) => [s.key, Number(controls[s.key].input.value)]));
-  chart = new Chart(canvas, { type: 'bar', data: chartData(values, run, palette()), options: chartOptions(palette()) });
+  chart = new Chart(canvas, { type: 'bar', data: chartData(current(), run, palette()), options: chartOptions(palette()) });
   // Material flips the palette by changing an attribute on <body>; redraw in the new colours.
   const observer = new MutationObserver(() => {
     chart.options = chartOptions(palette());
