@@ -86,7 +86,10 @@ function renderQuestion(question, index, answers) {
     if (answered && i === question.answer) button.classList.add('onepass-quiz__option--right');
     if (answered && i === chosen && i !== question.answer) button.classList.add('onepass-quiz__option--wrong');
     if (answered && i === chosen) button.setAttribute('aria-pressed', 'true');
-    button.addEventListener('click', () => save({ ...storedAnswers(), [question.id]: i }));
+    button.addEventListener('click', () => {
+      save({ ...storedAnswers(), [question.id]: i }); // redraws the quiz, so the clicked button is gone
+      document.querySelector(`#quiz-${question.id} .onepass-quiz__feedback`)?.focus();
+    });
     return el('li', {}, [button]);
   });
   const parts = [
@@ -95,7 +98,7 @@ function renderQuestion(question, index, answers) {
   ];
   if (answered) {
     const right = chosen === question.answer;
-    parts.push(el('p', { className: `onepass-quiz__feedback onepass-quiz__feedback--${right ? 'right' : 'wrong'}`, role: 'status' }, [
+    parts.push(el('p', { className: `onepass-quiz__feedback onepass-quiz__feedback--${right ? 'right' : 'wrong'}`, tabIndex: -1 }, [
       el('strong', { textContent: right ? 'Right. ' : 'Not quite. ' }),
       question.explain,
     ]));
