@@ -10,7 +10,7 @@ import re
 import pytest
 import yaml
 
-from onepass.speedup import speedup
+from onepass.speedup import MAX_GAMMA, best_gamma, speedup
 from tests.browser import ROOT
 
 pytest_plugins = ["tests.browser"]
@@ -132,13 +132,15 @@ def test_the_js_formula_equals_py_onepass_speedup(page, site):
     costs = [0.0, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0]
     gammas = list(range(11))
     js = page.evaluate("""async ([alphas, costs, gammas]) => {
-        const { speedup } = await import(new URL('assets/onepass/speedup.js', location.origin + '/').href);
-        return alphas.map(a => costs.map(c => gammas.map(g => speedup(a, g, c))));
-    }""", [alphas, costs, gammas])
+        const { speedup, bestGamma } = await import(new URL('assets/onepass/speedup.js', location.origin + '/').href);
+        const upTo = Array.from({ length: MAX + 1 }, (_, g) => g);
+        return alphas.map(a => costs.map(c => ({ values: gammas.map(g => speedup(a, g, c)), best: bestGamma(a, c, upTo) })));
+    }""".replace("MAX", str(MAX_GAMMA)), [alphas, costs, gammas])
     for a, by_cost in zip(alphas, js):
-        for c, by_gamma in zip(costs, by_cost):
-            for g, value in zip(gammas, by_gamma):
+        for c, result in zip(costs, by_cost):
+            for g, value in zip(gammas, result["values"]):
                 assert value == pytest.approx(speedup(a, g, c), rel=1e-12, abs=1e-15), (a, c, g)
+            assert result["best"] == best_gamma(a, c), (a, c)
 
 
 def test_the_measured_alpha_and_c_from_step_5_show_on_the_chart(page, site):
