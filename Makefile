@@ -10,7 +10,7 @@ CHROMIUM := /usr/bin/chromium
 export ONEPASS_CACHE ?= $(HOME)/.cache/onepass
 export HF_HUB_DISABLE_TELEMETRY := 1
 
-.PHONY: setup model site serve test bench bench-browser clean
+.PHONY: setup model site serve test bench bench-browser screenshots clean
 
 setup: $(VENV)/.installed node_modules/.installed $(CHROMIUM)
 
@@ -49,6 +49,10 @@ bench: setup
 
 bench-browser: setup
 	$(PY) benchmarks/bench_browser.py --source "$(SOURCE)"
+
+# Every page at desktop and phone width, light and dark, into build/screenshots/ (tiny model unless ONEPASS_MODEL_DIR is set).
+screenshots: setup build/.dir
+	$(PY) tools/screenshots.py --out build/screenshots
 
 build/.dir:
 	mkdir -p build && touch $@

@@ -26,7 +26,8 @@ def _manifest() -> dict | None:
 
 def _facts(manifest: dict | None) -> dict:
     if manifest is None:
-        return {"name": "(no model built)", "size_mb": "?", "quantisation": "?", "source": "?", "layers": "?"}
+        return {"name": "(no model built)", "size_mb": "?", "quantisation": "?", "source": "?", "layers": "?",
+                "parameters": "?"}
     size = sum(f["size"] for f in manifest["files"])
     return {
         "name": manifest["model"]["name"],
@@ -34,6 +35,7 @@ def _facts(manifest: dict | None) -> dict:
         "quantisation": manifest["quantisation"]["name"],
         "source": manifest["model"]["source"],
         "layers": str(manifest["model"]["num_layers"]),
+        "parameters": f"{manifest['model']['parameters'] / 1e6:.0f} million",
     }
 
 

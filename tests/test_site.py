@@ -1,4 +1,4 @@
-"""The site builds strictly, ships the export it was built with, and names that model."""
+"""The site builds strictly, ships the export it was built with, names that model, and has every nav page."""
 
 import json
 import os
@@ -6,17 +6,43 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+import yaml
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_site_ships_and_names_the_model(tiny_export, tmp_path):
-    site = tmp_path / "site"
+@pytest.fixture(scope="module")
+def site(tiny_export, tmp_path_factory):
+    site = tmp_path_factory.mktemp("strict") / "site"
     env = {**os.environ, "ONEPASS_MODEL_DIR": str(tiny_export), "NO_MKDOCS_2_WARNING": "1"}
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(site)],
                    cwd=ROOT, env=env, check=True)
+    return site
+
+
+def test_site_ships_and_names_the_model(site, tiny_export):
     manifest = json.loads((tiny_export / "manifest.json").read_text())
     for entry in manifest["files"]:
         assert (site / "model" / entry["name"]).stat().st_size == entry["size"]
     home = (site / "index.html").read_text()
     assert manifest["model"]["name"] in home
     assert "{{" not in home
+
+
+def test_every_nav_page_is_built_with_its_title_and_no_placeholder(site):
+    nav = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)["nav"]
+    assert len(nav) == 9
+    for entry in nav:
+        (title, source), = entry.items()
+        page = site / ("index.html" if source == "index.md" else f"{source.removesuffix('.md')}/index.html")
+        html = page.read_text()
+        assert f"<title>{title} - One token per pass</title>" in html or title == "One token per pass"
+        assert "{{" not in html, f"{source} has an unfilled placeholder"
+
+
+def test_no_page_points_outside_the_site_for_scripts_styles_or_fonts(site):
+    for page in site.rglob("*.html"):
+        html = page.read_text()
+        for marker in ('src="http', "src='http", 'href="https://fonts', "cdn.jsdelivr", "unpkg.com", "cdnjs"):
+            assert marker not in html, f"{page.relative_to(site)} loads {marker!r} from outside the site"

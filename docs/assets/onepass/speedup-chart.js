@@ -1,0 +1,177 @@
+/**
+ * Step 6's speed-up chart: bars of the speed-up against draft length gamma = 1..10 for the acceptance
+ * rate alpha and cost ratio c set by sliders, a break-even line at 1, the best gamma starred (in its
+ * label and in the text, not by colour alone). Needs no model. If a step-5 run left its measured
+ * alpha and c in `onepass.measured`, they are drawn as a second series and one button applies them.
+ * Colours come from Material's CSS variables and follow the light/dark toggle.
+ */
+import { loadChart } from './libs.js';
+import { KEYS, SITE_ROOT, el, finite, read } from './store.js';
+import { bestGamma, speedup } from './speedup.js';
+
+const GAMMAS = Array.from({ length: 10 }, (_, i) => i + 1);
+const START = { alpha: 0.7, c: 0.05, gamma: 4 }; // a good small draft model, as in the literature
+const SLIDERS = [
+  { key: 'alpha', label: 'Acceptance rate α', min: 0, max: 1, step: 0.01, digits: 2 },
+  // Fine steps for c: a copied draft (step 5) costs a few thousandths of a pass.
+  { key: 'c', label: 'Cost ratio c', min: 0, max: 1, step: 0.001, digits: 3 },
+  { key: 'gamma', label: 'Draft length γ (highlighted)', min: 1, max: GAMMAS.length, step: 1, digits: 0 },
+];
+
+let active = null; // {root, chart, observer} of the chart on the current page
+
+/** Drop the chart of a page that instant navigation has replaced. */
+export function releaseChart() {
+  if (active && !active.root.isConnected) {
+    active.chart.destroy();
+    active.observer.disconnect();
+    active = null;
+  }
+}
+
+function palette() {
+  const css = getComputedStyle(document.body);
+  const v = (name) => css.getPropertyValue(name).trim();
+  return { text: v('--md-default-fg-color'), grid: v('--md-default-fg-color--lightest'), bar: v('--md-primary-fg-color'),
+    best: v('--md-accent-fg-color'), line: v('--md-default-fg-color--light') };
+}
+
+/** The reader's measured alpha and c from step 5, or null when absent or unusable. */
+function measuredRun() {
+  const m = read(KEYS.measured);
+  if (!m || typeof m !== 'object') return null;
+  const alpha = finite(m.alpha);
+  const c = finite(m.c);
+  if (alpha === null || alpha < 0 || alpha > 1 || c === null || c < 0) return null;
+  return { alpha, c, gamma: finite(m.gamma), tokensPerPass: finite(m.tokens_per_pass), passes: finite(m.passes),
+    tokens: finite(m.tokens), greedyPasses: finite(m.greedy_passes), label: typeof m.label === 'string' ? m.label : 'your text' };
+}
+
+function describeRun(run) {
+  const parts = [`From your last run on step 5 (“${run.label}”): α = ${run.alpha.toFixed(2)}, c = ${run.c.toFixed(3)}`];
+  if (run.tokens !== null && run.passes !== null) parts.push(`, ${run.tokens} tokens in ${run.passes} passes`);
+  if (run.tokensPerPass !== null) parts.push(` (${run.tokensPerPass.toFixed(2)} per pass)`);
+  if (run.greedyPasses !== null) parts.push(`, against ${run.greedyPasses} passes one at a time`);
+  parts.push('. The dotted line is the formula at your α and c.');
+  return parts.join('');
+}
+
+function summaryText({ alpha, c, gamma }) {
+  const best = bestGamma(alpha, c, GAMMAS);
+  const top = speedup(alpha, best, c);
+  const here = `At γ = ${gamma}: ${speedup(alpha, gamma, c).toFixed(2)}×.`;
+  if (top < 1) {
+    return `No draft length breaks even at α = ${alpha.toFixed(2)} and c = ${Number(c.toFixed(3))}: every draft makes generation slower than one token per pass (best: γ = ${best}, ${top.toFixed(2)}×). ${here}`;
+  }
+  return `Best draft length: γ = ${best}, ${top.toFixed(2)}× faster than one token per pass. ${here}`;
+}
+
+function chartData(values, run, colours) {
+  const best = bestGamma(values.alpha, values.c, GAMMAS);
+  const datasets = [
+    {
+      type: 'bar', label: 'speed-up', order: 2,
+      data: GAMMAS.map((g) => speedup(values.alpha, g, values.c)),
+      backgroundColor: GAMMAS.map((g) => (g === best ? colours.best : colours.bar)),
+      borderColor: colours.text,
+      borderWidth: GAMMAS.map((g) => (g === values.gamma ? 3 : 0)),
+    },
+    {
+      type: 'line', label: 'break-even (1×)', order: 1, data: GAMMAS.map(() => 1),
+      borderColor: colours.line, borderDash: [6, 4], borderWidth: 2, pointRadius: 0,
+    },
+  ];
+  if (run) {
+    datasets.push({
+      type: 'line', label: 'your step-5 α and c', order: 0, data: GAMMAS.map((g) => speedup(run.alpha, g, run.c)),
+      borderColor: colours.text, borderDash: [2, 3], borderWidth: 2, pointRadius: 3, pointStyle: 'rectRot',
+      backgroundColor: colours.text,
+    });
+  }
+  return { labels: GAMMAS.map((g) => (g === best ? `γ=${g} ★ best` : `γ=${g}`)), datasets };
+}
+
+function chartOptions(colours) {
+  const axis = (title) => ({ title: { display: true, text: title, color: colours.text }, ticks: { color: colours.text },
+    grid: { color: colours.grid } });
+  return {
+    responsive: true, maintainAspectRatio: false, animation: { duration: 150 },
+    scales: { x: axis('draft length γ'), y: { ...axis('speed-up (×)'), beginAtZero: true } },
+    plugins: { legend: { labels: { color: colours.text } },
+      tooltip: { callbacks: { label: (item) => `${item.dataset.label}: ${item.parsed.y.toFixed(2)}×` } } },
+  };
+}
+
+function slider(spec, value, onInput) {
+  const input = el('input', { type: 'range', min: spec.min, max: spec.max, step: spec.step, value, name: spec.key,
+    className: `onepass-chart__${spec.key}` });
+  const shown = el('output', { textContent: Number(value).toFixed(spec.digits) });
+  input.addEventListener('input', () => {
+    shown.textContent = Number(input.value).toFixed(spec.digits);
+    onInput();
+  });
+  return { input, shown, label: el('label', { className: 'onepass-chart__control' }, [`${spec.label} `, input, ' ', shown]) };
+}
+
+export async function mountChart(root) {
+  const summary = el('p', { className: 'onepass-chart__summary', ariaLive: 'polite' });
+  const canvas = el('canvas', { ariaLabel: 'Bar chart of the speed-up against draft length γ', role: 'img' });
+  const note = el('p', { className: 'onepass-chart__measured' });
+  const run = measuredRun();
+  const controls = {};
+  let chart = null;
+  const current = () => Object.fromEntries(SLIDERS.map((s) => [s.key, Number(controls[s.key].input.value)]));
+  const update = () => {
+    const values = current();
+    summary.textContent = summaryText(values);
+    root.dataset.best = String(bestGamma(values.alpha, values.c, GAMMAS));
+    if (chart) {
+      chart.data = chartData(values, run, palette());
+      chart.update();
+    }
+  };
+  SLIDERS.forEach((spec) => { controls[spec.key] = slider(spec, START[spec.key], update); });
+
+  if (run) {
+    const use = el('button', { type: 'button', className: 'md-button onepass-chart__use', textContent: 'Use my α and c' });
+    use.addEventListener('click', () => {
+      // The sliders stop at their ends and snap to their steps; the sentence beside the button keeps the exact values.
+      const gamma = run.gamma === null ? current().gamma : Math.min(Math.max(Math.round(run.gamma), 1), GAMMAS.length);
+      const chosen = { alpha: run.alpha, c: Math.min(run.c, 1), gamma };
+      SLIDERS.forEach((s) => {
+        controls[s.key].input.value = chosen[s.key];
+        controls[s.key].shown.textContent = Number(controls[s.key].input.value).toFixed(s.digits);
+      });
+      update();
+    });
+    note.append(describeRun(run), ' ', use);
+  } else {
+    note.append('Run an example on ', el('a', { href: new URL('copy-and-check/', SITE_ROOT).href, textContent: 'step 5' }),
+      ' and the α and c measured there will appear on this chart.');
+  }
+  root.replaceChildren(
+    el('div', { className: 'onepass-chart__controls' }, SLIDERS.map((s) => controls[s.key].label)),
+    summary,
+    el('div', { className: 'onepass-chart__canvas' }, [canvas]),
+    note,
+  );
+  update();
+
+  let Chart;
+  try {
+    Chart = await loadChart();
+  } catch (err) {
+    summary.textContent += ` (The chart could not be drawn: ${err.message}.)`;
+    return;
+  }
+  if (!root.isConnected) return; // the reader moved on while Chart.js loaded
+  chart = new Chart(canvas, { type: 'bar', data: chartData(current(), run, palette()), options: chartOptions(palette()) });
+  // Material flips the palette by changing an attribute on <body>; redraw in the new colours.
+  const observer = new MutationObserver(() => {
+    chart.options = chartOptions(palette());
+    update();
+  });
+  observer.observe(document.body, { attributes: true, attributeFilter: ['data-md-color-scheme'] });
+  active = { root, chart, observer };
+  root.dataset.ready = '';
+}

@@ -1,0 +1,244 @@
+"""The station's pages in Chromium (tiny-model site, offline guard): nav, strip, chart, quiz, maths, search.
+
+These cover the widgets that need no model; the panels that run the model have their own tests
+(tests/test_pages_panels.py). Every test fails if a page requests anything outside localhost.
+"""
+
+import json
+import re
+
+import pytest
+import yaml
+
+from onepass.speedup import MAX_GAMMA, best_gamma, speedup
+from tests.browser import ROOT
+
+pytest_plugins = ["tests.browser"]
+
+NAV = [(title, page) for entry in yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)["nav"]
+       for title, page in entry.items()]
+STEP_PATHS = ["" if page == "index.md" else page.removesuffix(".md") + "/" for _, page in NAV[:8]]
+NO_MODEL_STEPS = [1, 6, 7, 8]
+CHART = "[data-onepass-widget=speedup-chart]"
+MEASURED = {"alpha": 0.62, "c": 0.004, "gamma": 6, "tokens_per_pass": 1.93, "passes": 41, "tokens": 79,
+            "greedy_passes": 79, "label": "Capitals <b>bold?</b>"}
+
+
+@pytest.fixture(scope="module")
+def site(tiny_site, tiny_server):
+    """The tiny site, its sitemap pointed at the test server's port.
+
+    Material's instant navigation follows only links its sitemap lists, and it matches them with the
+    port (it adopts the page's protocol and host, not its port); the build names site_url's port 8000.
+    """
+    sitemap = tiny_site / "sitemap.xml"
+    sitemap.write_text(re.sub(r"<loc>https?://[^/]+/", f"<loc>{tiny_server.url}", sitemap.read_text()))
+    return tiny_server
+
+
+def visit(page, server, step: int = 1):
+    page.goto(server.url + STEP_PATHS[step - 1])
+    page.wait_for_selector(".onepass-strip")
+
+
+def strip_state(page) -> list[dict]:
+    return page.eval_on_selector_all(".onepass-strip__step", """links => links.map(a => ({
+        title: a.querySelector('.onepass-strip__title').textContent,
+        visited: a.classList.contains('onepass-strip__step--visited') && a.textContent.includes('✓'),
+        current: a.getAttribute('aria-current') === 'step'}))""")
+
+
+def set_slider(page, name: str, value: float):
+    page.eval_on_selector(f"{CHART} input[name={name}]", """(input, value) => {
+        input.value = value; input.dispatchEvent(new Event('input', {bubbles: true})); }""", value)
+
+
+def bars(page) -> list[float]:
+    return page.eval_on_selector(f"{CHART} canvas", "c => Chart.getChart(c).data.datasets[0].data")
+
+
+def test_nav_lists_the_eight_steps_then_the_runtime():
+    assert [title for title, _ in NAV] == ["One token per pass", "One at a time", "All at once", "You guess",
+                                           "Copy and check", "The real thing", "Name it", "Check yourself",
+                                           "Under the hood"]
+
+
+def test_every_page_loads_with_its_title_and_the_strip_in_nav_order(page, site):
+    for (title, _), path in zip(NAV, STEP_PATHS + ["runtime/"]):
+        page.goto(site.url + path)
+        page.wait_for_selector(".onepass-strip")
+        assert page.inner_text("article h1") == title
+        assert page.title().startswith(title)
+        assert [step["title"] for step in strip_state(page)] == [t for t, _ in NAV[:8]]
+        primary = page.eval_on_selector_all(".md-nav--primary > .md-nav__list > .md-nav__item > a.md-nav__link",
+                                            "links => links.map(a => a.textContent.trim())")
+        assert primary == [t for t, _ in NAV]
+
+
+def test_the_strip_marks_visits_after_instant_navigation_and_after_reload(page, site):
+    visit(page, site, 1)
+    state = strip_state(page)
+    assert state[0]["visited"] and state[0]["current"] and not any(s["visited"] for s in state[1:])
+    page.evaluate("window.sameDocument = true")  # survives instant navigation, not a full page load
+    page.click(".onepass-strip__step >> text=Name it")
+    page.wait_for_function("document.querySelector('article h1')?.textContent === 'Name it'")
+    assert page.evaluate("window.sameDocument === true"), "the strip link should navigate instantly"
+    page.wait_for_function("document.querySelector('.onepass-strip__step[aria-current]')?.textContent.includes('Name it')")
+    state = strip_state(page)
+    assert [s["visited"] for s in state] == [True, False, False, False, False, False, True, False]
+    assert [s["current"] for s in state].index(True) == 6
+    assert json.loads(page.evaluate("localStorage.getItem('onepass.visited')")) == [1, 7]
+    page.reload()
+    page.wait_for_selector(".onepass-strip")
+    assert [s["visited"] for s in strip_state(page)] == [True, False, False, False, False, False, True, False]
+    assert "2 of 8 steps visited" in page.inner_text(".onepass-strip")
+    page.click(".onepass-strip__reset")
+    assert [s["visited"] for s in strip_state(page)] == [False] * 6 + [True, False]  # only the page you are on
+
+
+def test_a_damaged_progress_value_reads_as_no_progress(page, site):
+    visit(page, site, 7)
+    page.evaluate("localStorage.setItem('onepass.visited', '{not json'); localStorage.setItem('onepass.quiz', '[1,2]')")
+    page.reload()
+    page.wait_for_selector(".onepass-strip")
+    assert [s["visited"] for s in strip_state(page)] == [False] * 6 + [True, False]
+    assert "Quiz: not taken yet" in page.inner_text(".onepass-strip")
+
+
+def test_the_chart_reacts_to_its_controls(page, site):
+    visit(page, site, 6)
+    page.wait_for_selector(f"{CHART}[data-ready]")
+    set_slider(page, "alpha", 0.9)
+    set_slider(page, "c", 0.02)
+    page.wait_for_function(f"document.querySelector('{CHART}').dataset.best === '10'")
+    assert "Best draft length: γ = 10" in page.inner_text(".onepass-chart__summary")
+    assert min(bars(page)) > 1
+    set_slider(page, "alpha", 0.6)
+    set_slider(page, "c", 0.1)
+    best = int(page.get_attribute(CHART, "data-best"))
+    assert best < 10 and f"γ={best} ★ best" in page.eval_on_selector(f"{CHART} canvas", "c => Chart.getChart(c).data.labels")
+    set_slider(page, "alpha", 0.2)
+    set_slider(page, "c", 0.5)
+    assert max(bars(page)) < 1  # every bar below break-even
+    assert "No draft length breaks even" in page.inner_text(".onepass-chart__summary")
+    set_slider(page, "gamma", 7)
+    widths = page.eval_on_selector(f"{CHART} canvas", "c => Chart.getChart(c).data.datasets[0].borderWidth")
+    assert widths.index(max(widths)) == 6  # the highlighted bar is gamma = 7
+
+
+def test_the_js_formula_equals_py_onepass_speedup(page, site):
+    visit(page, site, 6)
+    alphas = [i / 20 for i in range(21)]
+    costs = [0.0, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0]
+    gammas = list(range(11))
+    js = page.evaluate("""async ([alphas, costs, gammas]) => {
+        const { speedup, bestGamma } = await import(new URL('assets/onepass/speedup.js', location.origin + '/').href);
+        const upTo = Array.from({ length: MAX + 1 }, (_, g) => g);
+        return alphas.map(a => costs.map(c => ({ values: gammas.map(g => speedup(a, g, c)), best: bestGamma(a, c, upTo) })));
+    }""".replace("MAX", str(MAX_GAMMA)), [alphas, costs, gammas])
+    for a, by_cost in zip(alphas, js):
+        for c, result in zip(costs, by_cost):
+            for g, value in zip(gammas, result["values"]):
+                assert value == pytest.approx(speedup(a, g, c), rel=1e-12, abs=1e-15), (a, c, g)
+            assert result["best"] == best_gamma(a, c), (a, c)
+
+
+def test_the_measured_alpha_and_c_from_step_5_show_on_the_chart(page, site):
+    visit(page, site, 1)
+    page.evaluate("m => localStorage.setItem('onepass.measured', JSON.stringify(m))", MEASURED)
+    visit(page, site, 6)
+    page.wait_for_selector(f"{CHART}[data-ready]")
+    note = page.inner_text(".onepass-chart__measured")
+    assert "Capitals <b>bold?</b>" in note and "α = 0.62" in note and "79 tokens in 41 passes" in note
+    labels = page.eval_on_selector(f"{CHART} canvas", "c => Chart.getChart(c).data.datasets.map(d => d.label)")
+    assert "your step-5 α and c" in labels
+    page.click("text=Use my α and c")
+    assert page.input_value(f"{CHART} input[name=alpha]") == "0.62"
+    assert page.input_value(f"{CHART} input[name=c]") == "0.004"
+    assert page.input_value(f"{CHART} input[name=gamma]") == "6"
+
+
+def test_without_a_measurement_the_chart_points_to_step_5(page, site):
+    visit(page, site, 6)
+    page.wait_for_selector(f"{CHART}[data-ready]")
+    assert "Run an example on step 5" in page.inner_text(".onepass-chart__measured")
+
+
+def test_the_quiz_explains_keeps_its_score_after_reload_and_the_strip_shows_it(page, site):
+    visit(page, site, 8)
+    questions = page.locator(".onepass-quiz__question")
+    assert questions.count() == 4
+    questions.nth(0).locator(".onepass-quiz__option").nth(0).click()  # right
+    questions.nth(2).locator(".onepass-quiz__option").nth(0).click()  # wrong: the answer is 3
+    assert questions.nth(0).locator(".onepass-quiz__feedback").inner_text().startswith("Right.")
+    wrong = questions.nth(2).locator(".onepass-quiz__feedback").inner_text()
+    assert wrong.startswith("Not quite.") and "Three" in wrong
+    assert questions.nth(2).locator(".onepass-quiz__option").nth(1).inner_text().startswith("✓")
+    assert "Quiz: 1 of 4 right" in page.inner_text(".onepass-strip")
+    page.reload()
+    page.wait_for_selector(".onepass-quiz__feedback")
+    assert page.locator(".onepass-quiz__feedback").count() == 2
+    assert "Answered 2 of 4; 1 right so far." in page.inner_text(".onepass-quiz__score")
+    visit(page, site, 7)
+    assert "Quiz: 1 of 4 right" in page.inner_text(".onepass-strip")
+
+
+def test_katex_typesets_the_formula_from_the_site(page, site):
+    fetched = []
+    page.on("request", lambda request: fetched.append(request.url))
+    visit(page, site, 7)
+    page.wait_for_selector(".arithmatex .katex-display")
+    assert page.locator(".arithmatex .katex").count() >= 6
+    assert any("/vendor/katex/katex.min.js" in url for url in fetched)
+
+
+def test_search_finds_a_word_from_a_page(page, site):
+    visit(page, site, 1)
+    page.click("input.md-search__input")
+    page.keyboard.type("Uszkoreit")  # typed, as a reader would: Material searches on key events
+    page.wait_for_selector(".md-search-result__link")
+    result = page.inner_text(".md-search-result")
+    assert "1 matching document" in result and "Where it comes from" in result
+
+
+@pytest.mark.parametrize("step", NO_MODEL_STEPS)
+def test_pages_without_a_model_panel_fetch_no_model_file(page, site, step):
+    fetched = []
+    page.on("request", lambda request: "/model/" in request.url and fetched.append(request.url))
+    page.goto(site.url + STEP_PATHS[step - 1], wait_until="networkidle")
+    page.wait_for_timeout(1000)
+    assert fetched == []
+
+
+def test_the_home_page_says_what_a_pass_costs_here(page, site):
+    visit(page, site, 1)
+    assert "Step 2 measures what one pass costs" in page.inner_text("[data-onepass-widget=pass-cost]")
+    page.evaluate("""localStorage.setItem('onepass.lastPass', JSON.stringify({ms: 42.4, threads: 2, model: 'tiny <b>x</b>'}))""")
+    page.reload()
+    text = page.inner_text("[data-onepass-widget=pass-cost]")
+    assert "A pass costs about 42 ms here" in text and "tiny <b>x</b>" in text and "2 threads" in text
+
+
+def test_the_palette_toggle_switches_to_dark(page, site):
+    visit(page, site, 6)
+    assert page.get_attribute("body", "data-md-color-scheme") == "default"
+    page.click("label[title='Switch to dark mode']")
+    page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'")
+    page.wait_for_selector(f"{CHART}[data-ready]")
+    tick = page.eval_on_selector(f"{CHART} canvas", "c => Chart.getChart(c).options.scales.x.ticks.color")
+    assert tick == page.evaluate("getComputedStyle(document.body).getPropertyValue('--md-default-fg-color').trim()")
+
+
+def test_instant_navigation_keeps_one_chart_and_remounts_the_widgets(page, site):
+    visit(page, site, 6)
+    page.wait_for_selector(f"{CHART}[data-ready]")
+    page.evaluate("window.sameDocument = true")
+    for title in ("Name it", "The real thing", "Check yourself", "The real thing"):
+        page.click(f".onepass-strip__step >> text={title}")
+        page.wait_for_function(f"document.querySelector('article h1')?.textContent === {title!r}")
+    page.wait_for_selector(f"{CHART}[data-ready]")
+    assert page.evaluate("window.sameDocument === true")
+    assert page.evaluate("Object.keys(Chart.instances).length") == 1  # the charts of pages left behind were released
+    set_slider(page, "alpha", 0.2)
+    set_slider(page, "c", 0.5)
+    assert max(bars(page)) < 1
