@@ -3,6 +3,7 @@
 
 SOURCE ?= default
 PORT ?= 8000
+SITE_URL ?= http://127.0.0.1:$(PORT)/
 VENV := .venv
 PY := $(VENV)/bin/python
 # The browser tests drive Debian's chromium through the Python playwright package (no browser download).
@@ -33,8 +34,9 @@ model: setup build/.dir
 	mv build/model_dir.txt.tmp build/model_dir.txt
 	@echo "model: $$(cat build/model_dir.txt)"
 
+# Instant navigation needs the site's own address in its sitemap: set SITE_URL to where it will be served.
 site: build/.dir model
-	ONEPASS_MODEL_DIR="$$(cat build/model_dir.txt)" $(PY) -m mkdocs build --strict --quiet
+	ONEPASS_MODEL_DIR="$$(cat build/model_dir.txt)" ONEPASS_SITE_URL="$(SITE_URL)" $(PY) -m mkdocs build --strict --quiet
 
 serve: site
 	$(PY) tools/serve.py --dir site --port $(PORT)

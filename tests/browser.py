@@ -6,6 +6,7 @@ outside localhost: the station must run offline.
 """
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -70,9 +71,17 @@ def tiny_site(tiny_export, tmp_path_factory) -> Path:
     return build_site(tiny_export, tmp_path_factory.mktemp("tiny_site") / "site")
 
 
+def point_sitemap_at(site: Path, url: str) -> None:
+    """Material's instant navigation follows only links its sitemap lists, matched with the port (it adopts the
+    page's protocol and host, not its port); the build names site_url's, so the tests name their server's."""
+    sitemap = site / "sitemap.xml"
+    sitemap.write_text(re.sub(r"<loc>https?://[^/]+/", f"<loc>{url}", sitemap.read_text()))
+
+
 @pytest.fixture(scope="session")
 def tiny_server(tiny_site):
     server = Server(tiny_site)
+    point_sitemap_at(tiny_site, server.url)
     yield server
     server.stop()
 
