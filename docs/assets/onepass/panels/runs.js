@@ -93,6 +93,7 @@ export function runFrame(root, { panel, text, rows = 3 }) {
   async function showTrace(key) {
     const trace = (await traces())[key];
     if (!trace || root.dataset.source) return null;
+    input.value = trace.request.text;
     view.reset(trace.request.text, TRACE_NOTE);
     for (const event of trace.events) view.add(event.pass, event.text, trace.result.labels);
     view.finish(trace.result);
