@@ -19,6 +19,8 @@ export class Runtime {
     this.loaded = null;
     this.progress = null; // the last {loaded, total}, for panels that start listening mid-download
     this.listeners = new Set();
+    this.watchers = new Set(); // progress listeners that stay across failed loads and retries (the model card)
+    this.whenLoaded = new Promise((resolve) => { this.markLoaded = resolve; }); // whichever load succeeds
     // With cross-origin isolation the page can stop Python even inside a loop that never yields (a reader's proposer).
     this.interrupt = self.crossOriginIsolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
     if (this.interrupt) this.request('interrupt', { buffer: this.interrupt.buffer });
@@ -55,16 +57,18 @@ export class Runtime {
    * ends. `threads` overrides the worker's choice (the benchmark). A failed load may be retried.
    */
   load(onProgress = null, threads = undefined) {
-    if (onProgress) {
+    if (onProgress && !this.info) {
       this.listeners.add(onProgress);
       if (this.progress) onProgress(this.progress.loaded, this.progress.total);
     }
     this.loaded ??= this.request('load', { threads }, (m) => {
       if (m.type !== 'progress') return;
       this.progress = { loaded: m.loaded, total: m.total };
-      for (const listener of this.listeners) listener(m.loaded, m.total);
+      for (const listener of [...this.listeners, ...this.watchers]) listener(m.loaded, m.total);
     }).then((info) => {
       this.info = info;
+      this.progress = null;
+      this.markLoaded(info);
       return info;
     }, (err) => {
       this.loaded = null;
@@ -74,9 +78,11 @@ export class Runtime {
     return this.loaded;
   }
 
-  /** Stop listening to the download (a panel that leaves the page). */
-  unlisten(onProgress) {
-    this.listeners.delete(onProgress);
+  /** Follow every download attempt's progress, without starting one; returns the way to stop following. */
+  watch(onProgress) {
+    this.watchers.add(onProgress);
+    if (this.progress) onProgress(this.progress.loaded, this.progress.total);
+    return () => this.watchers.delete(onProgress);
   }
 
   /**

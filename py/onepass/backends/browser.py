@@ -133,6 +133,10 @@ async def generate(model: BrowserModel, prompt, mode: str, kv_cache: bool, max_n
             raise ValueError(f"unknown mode {mode!r}: expected greedy or one of {', '.join(proposers)}")
     except ProposerError as err:
         return json.dumps({"error": str(err)})
+    except KeyboardInterrupt:
+        # The page's Cancel, through Pyodide's interrupt buffer (it reaches even a proposer that never returns).
+        # As an ordinary exception it rejects this call instead of escaping the event loop.
+        raise RuntimeError("the run was cancelled") from None
     return json.dumps({**run.as_dict(), "proposer_seconds": proposing[0], "max_draft": MAX_DRAFT})
 
 

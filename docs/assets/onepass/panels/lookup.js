@@ -50,7 +50,10 @@ export function mountLookup(root) {
   }
 
   async function runAndCompare(mode) {
-    if (frame.isRunning()) return model.say('A run is already in progress: wait for it to finish, or press Cancel.');
+    if (frame.isRunning()) {
+      frame.notice.textContent = 'A run is already in progress: wait for it to finish, or press Cancel.';
+      return;
+    }
     compare.textContent = '';
     delete root.dataset.identical;
     const req = request(mode);

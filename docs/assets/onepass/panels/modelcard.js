@@ -13,6 +13,7 @@ export function mountModelCard(root) {
   const where = el('p', { className: 'onepass-card-where' });
   root.classList.add('onepass-card');
   root.append(facts, bar, progress, where);
+  let stop = () => {};
 
   siteManifest().then((manifest) => {
     if (!manifest) {
@@ -27,15 +28,19 @@ export function mountModelCard(root) {
       bar.value = loaded;
       progress.textContent = `Downloaded ${formatBytes(loaded)} of ${formatBytes(total)} (${Math.floor((100 * loaded) / total)} %)`;
     };
-    runtime().load(show).then((info) => {
+    const rt = runtime();
+    stop = rt.watch(show);
+    rt.load().catch((err) => {
+      progress.textContent = `The model could not be loaded: ${err.message}. The panels below offer a retry.`;
+      root.dataset.state = 'error';
+    });
+    rt.whenLoaded.then((info) => {
       show(bytes, bytes);
       progress.textContent += ' · ready';
       where.textContent = `Runs in this tab: onnxruntime-web WASM, ${info.threads} thread${info.threads > 1 ? 's' : ''}, `
         + (info.crossOriginIsolated ? 'cross-origin isolated.' : 'not cross-origin isolated (so one thread).');
       root.dataset.state = 'ready';
-    }, (err) => {
-      progress.textContent = `The model could not be loaded: ${err.message}. The panels below offer a retry.`;
-      root.dataset.state = 'error';
     });
   });
+  return () => stop();
 }

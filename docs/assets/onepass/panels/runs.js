@@ -22,8 +22,9 @@ export function runFrame(root, { panel, text, rows = 3 }) {
   const view = new PassView();
   const kvLine = el('p', { className: 'onepass-kvline' });
   const extra = el('div', { className: 'onepass-extra' });
+  const notice = el('p', { className: 'onepass-notice', role: 'status' }); // refusals, kept while the run goes on
   const controls = el('div', { className: 'onepass-controls' }, [el('label', {}, [kv, ' KV cache']), run, cancel, model.retry]);
-  root.append(input, controls, model.status, extra, view.node, kvLine);
+  root.append(input, controls, model.status, notice, extra, view.node, kvLine);
   const byKv = new Map(); // the last run's totals with the cache on and off, for the same request otherwise
 
   let running = false;
@@ -32,13 +33,14 @@ export function runFrame(root, { panel, text, rows = 3 }) {
   /** Run `request` (cache first), draw it; returns {result, fromCache} or null when refused or failed. */
   async function execute(request, { note = '' } = {}) {
     if (running) {
-      model.say('A run is already in progress: wait for it to finish, or press Cancel.');
+      notice.textContent = 'A run is already in progress: wait for it to finish, or press Cancel.';
       return null;
     }
     if (!request.text.trim()) {
-      model.say('The text is empty: type a few words first.');
+      notice.textContent = 'The text is empty: type a few words first.';
       return null;
     }
+    notice.textContent = '';
     running = true;
     root.dataset.state = 'running';
     cancel.disabled = false;
@@ -101,7 +103,7 @@ export function runFrame(root, { panel, text, rows = 3 }) {
     return trace;
   }
 
-  return { rt, input, kv, run, cancel, model, view, extra, execute, showTrace, isRunning: () => running };
+  return { rt, input, kv, run, cancel, model, notice, view, extra, execute, showTrace, isRunning: () => running };
 }
 
 /** A run that is compared, not drawn (the greedy reference of step 5): from the cache, or live. */
