@@ -3,6 +3,8 @@
  * The page never holds Python objects; it gets plain data (runs, passes, progress, errors).
  */
 
+const CANCEL_GRACE_MS = 500;
+
 export class RuntimeError extends Error {
   constructor({ code, message, retryable }) {
     super(message);
@@ -119,9 +121,11 @@ export class Runtime {
   }
 
   cancel() {
-    // A Python loop that never awaits cannot read the cancel message; the interrupt buffer reaches it anyway.
-    if (this.interrupt) this.interrupt[0] = 2;
-    return this.request('cancel');
+    const answered = this.request('cancel');
+    // The worker answers at once unless Python is stuck in a loop that never awaits (a reader's proposer):
+    // only then is Python interrupted, so the interrupt lands in that loop and nowhere else.
+    const stuck = setTimeout(() => { if (this.interrupt) this.interrupt[0] = 2; }, CANCEL_GRACE_MS);
+    return answered.finally(() => clearTimeout(stuck));
   }
 
   tokenize(texts) {
