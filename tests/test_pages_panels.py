@@ -120,6 +120,9 @@ def test_html_is_shown_as_text_and_empty_text_gets_a_message(panels):
     greedy.locator(".onepass-text").fill("   ")
     greedy.locator(".onepass-run").click()
     assert "The text is empty" in greedy.locator(".onepass-notice").inner_text()
+    greedy.locator(".onepass-text").fill("many words " * 700)
+    run(panels, "greedy", until="[data-state=error]")
+    assert "this page accepts up to 1024" in greedy.locator(".onepass-status").inner_text()
 
 
 def test_a_second_click_while_running_is_refused(panels):

@@ -96,7 +96,7 @@ export function mountAllAtOnce(root) {
   measureButton.addEventListener('click', measure);
   traces().then((all) => {
     const trace = all['all-at-once'];
-    if (!trace || root.dataset.source) return;
+    if (!trace || root.dataset.source || rt.info) return; // live runs only, once the model is here
     input.value = trace.request.text;
     draw(trace.result, 'trace');
     root.dataset.state = 'loading';

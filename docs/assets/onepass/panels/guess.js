@@ -116,7 +116,7 @@ export function mountGuess(root) {
 
   traces().then((all) => {
     const trace = all.guess;
-    if (!trace || root.dataset.source) return;
+    if (!trace || root.dataset.source || rt.info) return; // live runs only, once the model is here
     prompt.value = trace.request.text;
     guess.value = trace.request.guess;
     draw(trace.outcome, 'trace');

@@ -94,7 +94,8 @@ export function runFrame(root, { panel, text, rows = 3 }) {
   /** While the model downloads, draw the default example's precomputed run (if the build made one). */
   async function showTrace(key) {
     const trace = (await traces())[key];
-    if (!trace || root.dataset.source) return null;
+    // Once the model is here (a later page of the visit), the panel waits for a live run instead.
+    if (!trace || root.dataset.source || rt.info) return null;
     input.value = trace.request.text;
     view.reset(trace.request.text, TRACE_NOTE);
     for (const event of trace.events) view.add(event.pass, event.text, trace.result.labels);
