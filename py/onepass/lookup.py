@@ -20,11 +20,20 @@ MAX_DRAFT = 6
 
 def prompt_lookup(text: list[int], ngram_sizes: tuple[int, ...] = NGRAM_SIZES, max_draft: int = MAX_DRAFT) -> list[int]:
     """The tokens that followed the most recent earlier occurrence of ``text``'s last n tokens."""
+    found = lookup_match(text, ngram_sizes)
+    if found is None:
+        return []
+    n, start = found
+    return text[start + n:start + n + max_draft]
+
+
+def lookup_match(text: list[int], ngram_sizes: tuple[int, ...] = NGRAM_SIZES) -> tuple[int, int] | None:
+    """The n-gram size and the position of the match prompt lookup copies from, or None (no draft)."""
     for n in ngram_sizes:
         start = most_recent_match(text, n)
         if start is not None:
-            return text[start + n:start + n + max_draft]
-    return []
+            return n, start
+    return None
 
 
 def most_recent_match(text: list[int], n: int) -> int | None:

@@ -1,11 +1,17 @@
 /**
  * The one worker that owns Pyodide, the tokenizer and the ONNX session.
  *
- * Messages in:  {id, type: 'load', threads?} | {id, type: 'generate', text, mode, kvCache, maxNew, guess?, seed?}
+ * Messages in:  {id, type: 'load', threads?}
+ *               | {id, type: 'generate', text, mode, kvCache, maxNew, guess?, seed?, proposer?}
+ *               | {id, type: 'verify', text, guess, kvCache} (step 4: one pass checks a guess)
+ *               | {id, type: 'predict', text} (step 3: one pass, a prediction under every token)
+ *               | {id, type: 'measure', text, sizes, runs} (step 3: median ms of one pass over each size)
  *               | {id, type: 'cancel'} | {id, type: 'tokenize', texts} | {id, type: 'decode', ids}
  *               | {id, type: 'bench', ids, past?, verify?, prefill?, runs?} (benchmarks/bench_browser.py)
  *               | {id, type: 'exactness', ids} (the position-independence check, for the tests)
- * Messages out: {id, type: 'progress', loaded, total} | {id, type: 'pass', pass, text}
+ *               | {id, type: 'python'} (start Python alone: no model) | {id, type: 'sample', p, q, draws, seed}
+ *               | {id, type: 'interrupt', buffer} (a SharedArrayBuffer the page writes 2 into to stop Python)
+ * Messages out: {id, type: 'progress', loaded, total} | {id, type: 'pass', pass, text, labels}
  *               | {id, type: 'done', result} | {id, type: 'error', error: {code, message, retryable}}
  * One generation runs at a time; a second one is refused (code 'busy'), never interleaved.
  */
@@ -17,14 +23,18 @@ import { OnnxBridge } from './bridge.js';
 import { ByteDecoder } from './decoder.js';
 import { positionIndependence } from './exactness.js';
 import { loadModel } from './loader.js';
+import { modelIdentity } from './panels/identity.js';
 
 const SITE = new URL('../../', import.meta.url);
 const VENDOR = new URL('vendor/', SITE);
-const MAX_THREADS = 4; // a 0.5B model gains little past four threads, and the page must stay responsive
+const MAX_THREADS = 4;
+// Longer prompts make every pass slow in a browser tab, and the lesson's texts are a few dozen tokens.
+const MAX_PROMPT_TOKENS = 1024; // a 0.5B model gains little past four threads, and the page must stay responsive
 
 let loading = null; // the promise of the loaded runtime, kept for the visit
 let python = null; // Pyodide's start, kept apart so a retried model download does not start it twice
 let busy = false;
+let interrupt = null; // Pyodide's interrupt buffer, shared with the page when it is cross-origin isolated
 
 const post = (message) => self.postMessage(message);
 
@@ -43,16 +53,28 @@ async function startPython(runtime) {
   return { pyodide, seconds: (performance.now() - began) / 1000 };
 }
 
+/** Python with the onepass package, started once; the model is not needed for it (step 6's sampling). */
+function ensurePython() {
+  python ??= fetch(new URL('runtime.json', VENDOR))
+    .then((response) => response.json())
+    .then(startPython)
+    .then((started) => {
+      if (interrupt) started.pyodide.setInterruptBuffer(interrupt);
+      return started;
+    })
+    .catch((err) => {
+      python = null;
+      throw err;
+    });
+  return python;
+}
+
 async function load(id, threads) {
   const timings = {};
   const began = performance.now();
   const runtime = await (await fetch(new URL('runtime.json', VENDOR))).json();
   // Pyodide starts while the model downloads.
-  python ??= startPython(runtime).catch((err) => {
-    python = null;
-    throw err;
-  });
-  python.catch(() => {}); // if the download fails first, Pyodide's own failure is reported on the retry
+  ensurePython().catch(() => {}); // if the download fails first, Pyodide's own failure is reported on the retry
   const model = await loadModel(new URL('model/', SITE), (loaded, total) => post({ id, type: 'progress', loaded, total }));
   timings.model_bytes = (performance.now() - began) / 1000;
 
@@ -66,7 +88,7 @@ async function load(id, threads) {
   const tokenizer = new Tokenizer(tokenizerJson, {});
   const decoder = new ByteDecoder(tokenizerJson);
 
-  const { pyodide, seconds } = await python;
+  const { pyodide, seconds } = await ensurePython();
   timings.pyodide = seconds;
   const bridge = new OnnxBridge(ort, onnx, model.manifest);
   const browser = pyodide.pyimport('onepass.backends.browser');
@@ -75,6 +97,7 @@ async function load(id, threads) {
   timings.total = (performance.now() - began) / 1000;
   const info = {
     model: model.manifest.model.name,
+    identity: modelIdentity(model.manifest),
     bytes: model.manifest.files.reduce((sum, f) => sum + f.size, 0),
     quantisation: model.manifest.quantisation.name,
     threads: ort.env.wasm.numThreads,
@@ -93,21 +116,93 @@ function ensureLoaded(id, threads) {
   return loading;
 }
 
-async function generate(id, { text, mode, kvCache, maxNew, guess = '', seed = 0 }) {
+function inputError(message) {
+  return Object.assign(new Error(message), { code: 'input', retryable: true });
+}
+
+/** The prompt's ids, unless there are none or more than a pass in this tab should take. */
+function checkedLength(ids) {
+  if (!ids.length) throw inputError('the text is empty: type a few words first');
+  if (ids.length > MAX_PROMPT_TOKENS) {
+    throw inputError(`the text is ${ids.length} tokens long; this page accepts up to ${MAX_PROMPT_TOKENS}, so shorten it`);
+  }
+  return ids;
+}
+
+/** Each id's own text, for drawing tokens one by one (a piece of a split character shows as U+FFFD). */
+function labels(rt, ids) {
+  return Object.fromEntries([...new Set(ids)].map((token) => [token, rt.decoder.decode([token])]));
+}
+
+function passLabels(rt, pass) {
+  return labels(rt, [...pass.draft, ...pass.predicted, ...pass.added, ...(pass.match?.ngram ?? [])]);
+}
+
+async function generate(id, { text, mode, kvCache, maxNew, guess = '', seed = 0, proposer = '' }) {
   const rt = await ensureLoaded(id);
   const encode = (s) => rt.tokenizer.encode(s, { add_special_tokens: false }).ids;
-  const prompt = encode(text);
+  const prompt = checkedLength(encode(text));
   const stream = rt.decoder.stream();
   rt.bridge.cancelled = false;
   const onPass = (json) => {
     const pass = JSON.parse(json);
-    post({ id, type: 'pass', pass, text: stream.push(pass.added) });
+    post({ id, type: 'pass', pass, text: stream.push(pass.added), labels: passLabels(rt, pass) });
   };
   try {
-    const run = JSON.parse(await rt.browser.generate(rt.backend, prompt, mode, Boolean(kvCache), maxNew, onPass, encode(guess), seed));
-    return { ...run, text: rt.decoder.decode(run.tokens), promptText: text };
+    const run = JSON.parse(await rt.browser.generate(rt.backend, prompt, mode, Boolean(kvCache), maxNew, onPass,
+      encode(guess), seed, proposer));
+    if (run.error) throw Object.assign(new Error(run.error), { code: 'proposer', retryable: true });
+    const ids = [...run.prompt, ...run.tokens, ...run.passes.flatMap((p) => [...p.draft, ...p.predicted, ...(p.match?.ngram ?? [])])];
+    return { ...run, text: rt.decoder.decode(run.tokens), promptText: text, labels: labels(rt, ids) };
   } finally {
     rt.bridge.closeAll();
+  }
+}
+
+/** Step 4: one pass checks the reader's guess after the text. */
+async function verify(id, { text, guess, kvCache }) {
+  const rt = await ensureLoaded(id);
+  const encode = (s) => rt.tokenizer.encode(s, { add_special_tokens: false }).ids;
+  const prompt = checkedLength(encode(text));
+  const draft = encode(guess);
+  if (!draft.length) throw inputError('the guess is empty: type the words you expect to come next');
+  rt.bridge.cancelled = false;
+  try {
+    const pass = JSON.parse(await rt.browser.verify_guess(rt.backend, prompt, draft, Boolean(kvCache)));
+    return { pass, prompt, labels: passLabels(rt, pass), text: rt.decoder.decode(pass.added) };
+  } finally {
+    rt.bridge.closeAll();
+  }
+}
+
+/** Step 3: one pass over the text; its tokens and, under each, the model's top predictions. */
+async function predict(id, { text }) {
+  const rt = await ensureLoaded(id);
+  const ids = checkedLength(rt.tokenizer.encode(text, { add_special_tokens: false }).ids);
+  rt.bridge.cancelled = false;
+  try {
+    const result = JSON.parse(await rt.browser.predict(rt.backend, ids));
+    return { ...result, labels: labels(rt, [...ids, ...result.topk_ids.flat()]) };
+  } finally {
+    rt.bridge.closeAll();
+  }
+}
+
+/** Step 3's measurement: median ms of one pass (fresh, KV cache on) over the text's first n tokens, per size. */
+async function measure(id, { text, sizes, runs = 5, warmup = 2 }) {
+  const rt = await ensureLoaded(id);
+  let ids = rt.tokenizer.encode(text, { add_special_tokens: false }).ids;
+  if (!ids.length) throw inputError('the text is empty: type a few words to measure a pass over them');
+  // A short text is repeated until it is long enough for the largest pass.
+  while (ids.length < Math.max(...sizes)) ids = ids.concat(ids);
+  const b = rt.bridge;
+  b.cancelled = false;
+  try {
+    const ms = {};
+    for (const n of sizes) ms[n] = await timePasses(() => b.run(b.open(true), ids.slice(0, n), 0, false), () => b.closeAll(), runs, warmup);
+    return { ms, runs, threads: ort.env.wasm.numThreads };
+  } finally {
+    b.closeAll();
   }
 }
 
@@ -148,6 +243,7 @@ async function exclusive(task) {
     throw err;
   }
   busy = true;
+  if (interrupt) interrupt[0] = 0; // a stop meant for an earlier run must not stop this one
   try {
     return await task();
   } finally {
@@ -167,6 +263,23 @@ const HANDLERS = {
     return { pieces: ids.map((token) => stream.push([token])).concat([stream.end()]), text: rt.decoder.decode(ids) };
   },
   generate: (id, message) => exclusive(() => generate(id, message)),
+  predict: (id, message) => exclusive(() => predict(id, message)),
+  verify: (id, message) => exclusive(() => verify(id, message)),
+  measure: (id, message) => exclusive(() => measure(id, message)),
+  python: async () => {
+    const { pyodide } = await ensurePython();
+    return JSON.parse(pyodide.pyimport('onepass.backends.browser').lookup_setup());
+  },
+  sample: async (id, { p, q, draws, seed }) => {
+    const { pyodide } = await ensurePython();
+    if (interrupt && !busy) interrupt[0] = 0;
+    return JSON.parse(pyodide.pyimport('onepass.backends.browser').sample(p, q, draws, seed));
+  },
+  interrupt: async (id, { buffer }) => {
+    interrupt = new Int32Array(buffer);
+    if (python) (await python).pyodide.setInterruptBuffer(interrupt);
+    return { interruptible: true };
+  },
   bench: (id, message) => exclusive(async () => {
     const rt = await ensureLoaded(id);
     try {
@@ -192,9 +305,11 @@ const HANDLERS = {
 };
 
 function describe(err) {
-  const text = String(err?.message ?? err);
+  let text = String(err?.message ?? err);
+  // A Python error arrives with its whole traceback; its last line says what went wrong.
+  if (text.startsWith('Traceback')) text = text.trim().split('\n').pop();
   // Python re-raises a JS error as a PythonError whose message ends with the JS one.
-  if (/\bcancelled\b/.test(text) && !err.code) return { code: 'cancelled', message: 'the run was cancelled', retryable: true };
+  if (/\bcancelled\b|KeyboardInterrupt/.test(text) && !err.code) return { code: 'cancelled', message: 'the run was cancelled', retryable: true };
   return { code: err?.code ?? 'error', message: text, retryable: err?.retryable ?? false };
 }
 

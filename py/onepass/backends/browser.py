@@ -15,10 +15,16 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict
 
+from ..all_at_once import all_at_once
+from ..chisquare import chi_square
 from ..drafted import drafted
-from ..greedy import greedy
-from ..lookup import prompt_lookup
+from ..examples import EXAMPLES
+from ..editable import DEFAULT_SOURCE, ProposerError, compile_proposer
+from ..greedy import check_request, greedy
+from ..lookup import MAX_DRAFT, lookup_match
 from ..proposers import fixed_guess, random_draft
+from ..sampling import tally
+from ..verification import check
 from ..seam import Facts, Pass
 
 
@@ -72,29 +78,105 @@ class BrowserSession:
 
 
 async def generate(model: BrowserModel, prompt, mode: str, kv_cache: bool, max_new: int,
-                   on_pass: Callable[[str], None], guess=(), seed: int = 0) -> str:
+                   on_pass: Callable[[str], None], guess=(), seed: int = 0, proposer: str = "") -> str:
     """Run one panel request; each pass goes to ``on_pass`` as JSON, and the whole run comes back as JSON.
 
-    ``mode`` is ``greedy``, ``lookup`` (prompt lookup), ``guess`` (the reader's
-    guess, as ids) or ``random`` (a random draft drawn with ``seed``).
+    ``mode`` is ``greedy``, ``lookup`` (prompt lookup; each pass also reports
+    the match it copied from), ``guess`` (the reader's guess, as ids),
+    ``random`` (a random draft drawn with ``seed``) or ``custom`` (the
+    reader's ``proposer`` source). A custom proposer that fails gives
+    ``{"error": message}`` instead of a run.
     """
     prompt = list(plain(prompt))
+    matches: list = []  # prompt lookup's match for the pass being drafted
+    proposing = [0.0]  # seconds spent drafting: the draft's cost, against the passes' (step 6's c)
 
     def report(record) -> None:
-        on_pass(json.dumps(asdict(record)))
+        row = asdict(record)
+        row["bonus"] = record.bonus
+        if mode == "lookup":
+            row["match"] = matches[-1]
+        on_pass(json.dumps(row))
+
+    def lookup(text: list[int]) -> list[int]:
+        found = lookup_match(text)
+        if found is None:
+            matches.append(None)
+            return []
+        n, start = found
+        matches.append({"n": n, "at": start, "ngram": text[start:start + n]})
+        return text[start + n:start + n + MAX_DRAFT]
 
     proposers = {
-        "lookup": lambda: prompt_lookup,
+        "lookup": lambda: lookup,
         "guess": lambda: fixed_guess(len(prompt), list(plain(guess))),
         "random": lambda: random_draft(random.Random(seed)),
+        "custom": lambda: compile_proposer(str(proposer), model.facts.vocab_size),
     }
-    if mode == "greedy":
-        run = await greedy(model, prompt, max_new, kv_cache=kv_cache, on_pass=report)
-    elif mode in proposers:
-        run = await drafted(model, prompt, proposers[mode](), max_new, kv_cache=kv_cache, mode=mode, on_pass=report)
-    else:
-        raise ValueError(f"unknown mode {mode!r}: expected one of greedy, {', '.join(proposers)}")
-    return json.dumps(run.as_dict())
+
+    def timed(propose):
+        def draft(text: list[int]) -> list[int]:
+            began = time.perf_counter()
+            try:
+                return propose(text)
+            finally:
+                proposing[0] += time.perf_counter() - began
+        return draft
+
+    try:
+        if mode == "greedy":
+            run = await greedy(model, prompt, max_new, kv_cache=kv_cache, on_pass=report)
+        elif mode in proposers:
+            run = await drafted(model, prompt, timed(proposers[mode]()), max_new, kv_cache=kv_cache, mode=mode,
+                                on_pass=report)
+        else:
+            raise ValueError(f"unknown mode {mode!r}: expected greedy or one of {', '.join(proposers)}")
+    except ProposerError as err:
+        return json.dumps({"error": str(err)})
+    except KeyboardInterrupt:
+        # The page's Cancel, through Pyodide's interrupt buffer (it reaches even a proposer that never returns).
+        # As an ordinary exception it rejects this call instead of escaping the event loop.
+        raise RuntimeError("the run was cancelled") from None
+    return json.dumps({**run.as_dict(), "proposer_seconds": proposing[0], "max_draft": MAX_DRAFT})
+
+
+async def verify_guess(model: BrowserModel, prompt, guess, kv_cache: bool) -> str:
+    """Step 4: one pass checks the reader's whole guess after ``prompt``; the pass record as JSON."""
+    prompt, guess = list(plain(prompt)), list(plain(guess))
+    check_request(prompt, 1)
+    _, record = await check(model.session(kv_cache=kv_cache), prompt, guess, model.facts.eos_ids)
+    return json.dumps({**asdict(record), "bonus": record.bonus})
+
+
+async def predict(model: BrowserModel, ids) -> str:
+    """One pass over ``ids`` (step 3): the model's next-token prediction after every position, as JSON."""
+    return json.dumps((await all_at_once(model, list(plain(ids)))).as_dict())
+
+
+def lookup_setup() -> str:
+    """Step 5's panel setup as JSON: the three examples and the editable proposer's starting source."""
+    return json.dumps({"examples": [e.as_dict() for e in EXAMPLES], "default_proposer": DEFAULT_SOURCE})
+
+
+def sample(p, q, draws: int, seed: int) -> str:
+    """Step 6: draft ``draws`` tokens from q, keep them by the speculative rule, and test the counts against p."""
+    p, q = normalised(plain(p), "p"), normalised(plain(q), "q")
+    if len(p) != len(q):
+        raise ValueError(f"p has {len(p)} words but q has {len(q)}")
+    counts = tally(p, q, int(draws), random.Random(seed))
+    return json.dumps({"p": p, "q": q, "counts": counts.counts, "accepted": counts.accepted, "draws": counts.draws,
+                       "frequencies": counts.frequencies(), "verdict": chi_square(counts.counts, p).as_dict()})
+
+
+def normalised(weights, name: str) -> list[float]:
+    """``weights`` scaled to sum to one, or a ValueError that says what is wrong with them."""
+    weights = [float(w) for w in weights]
+    if any(not w >= 0 or w == float("inf") for w in weights):
+        raise ValueError(f"every probability in {name} must be a number of at least 0")
+    total = sum(weights)
+    if total <= 0:
+        raise ValueError(f"{name} needs at least one probability above 0")
+    return [w / total for w in weights]
 
 
 async def bridge_overhead(model: BrowserModel, ids, past: int, runs: int) -> float:

@@ -1,0 +1,105 @@
+/**
+ * Step 3, "All at once": one pass over the reader's text gives, under every token, the model's prediction
+ * of the token after it (top-1 shown, top-k with probabilities on hover and on click). A measure button times
+ * a pass over a few tokens against a pass over many, to show that a pass costs about the same either way.
+ * (No KV cache toggle here: a single pass from an empty cache is the same with it on or off.)
+ */
+import { runtime } from '../client.js';
+import { cached, remember } from './cache.js';
+import { button, el, visible } from './dom.js';
+import { modelStatus, traces } from './model.js';
+import { TRACE_NOTE } from './runs.js';
+
+export const DEFAULT_TEXT = 'The capital of France is Paris. The capital of Germany is Berlin.';
+const SIZES = [5, 30];
+const RUNS = 5; // the median of a few runs each: a single pass time is noisy in a browser tab
+const SHOWN = 3; // predictions listed per position
+
+export function mountAllAtOnce(root) {
+  const rt = runtime();
+  const input = el('textarea', { className: 'onepass-text', rows: 2, value: DEFAULT_TEXT, ariaLabel: 'Your text' });
+  const run = button('Run one pass', 'onepass-run', true);
+  const measureButton = button(`Measure: ${SIZES[0]} tokens vs ${SIZES[1]}`, 'onepass-measure');
+  const model = modelStatus(root);
+  const note = el('p', { className: 'onepass-note' });
+  const grid = el('div', { className: 'onepass-grid' });
+  const summary = el('p', { className: 'onepass-counters' });
+  const measured = el('p', { className: 'onepass-measured' });
+  root.append(input, el('div', { className: 'onepass-controls' }, [run, measureButton, model.retry]),
+    model.status, note, grid, summary, measured);
+  let running = false;
+
+  function draw(result, source) {
+    const label = (id) => result.labels[id] ?? `#${id}`;
+    grid.replaceChildren(...result.ids.map((id, i) => {
+      const top = result.topk_ids[i].slice(0, SHOWN).map((t, j) => `${visible(label(t))} ${(100 * result.topk_probs[i][j]).toFixed(1)} %`);
+      const next = el('span', { className: 'onepass-next', textContent: visible(label(result.argmax[i])), title: `the model's top ${SHOWN} next tokens: ${top.join(' · ')}` });
+      const more = el('ol', { className: 'onepass-topk', hidden: true }, top.map((t) => el('li', { textContent: t })));
+      const cell = el('button', { type: 'button', className: 'onepass-cell' }, [el('span', { className: 'onepass-cell-token', textContent: visible(label(id)) }), next, more]);
+      cell.addEventListener('click', () => { more.hidden = !more.hidden; });
+      return cell;
+    }));
+    summary.textContent = `${result.ids.length} tokens, ${result.ids.length} predictions, 1 pass, ${(result.seconds * 1000).toFixed(1)} ms.`;
+    root.dataset.source = source;
+    root.dataset.state = 'done';
+  }
+
+  async function once() {
+    if (running) return model.say('A pass is already running: wait for it to finish.');
+    if (!input.value.trim()) return model.say('The text is empty: type a few words first.');
+    running = true;
+    root.dataset.state = 'running';
+    note.textContent = '';
+    const request = { text: input.value };
+    try {
+      let result = await cached('all-at-once', request);
+      if (result) {
+        model.say('From cache: this exact pass was done before with this model.');
+        draw(result, 'cache');
+      } else {
+        model.say('Running one pass…');
+        await model.ready();
+        result = await rt.predict(request.text);
+        await remember('all-at-once', request, result);
+        model.say('One pass, a prediction under every token. Click a token for the model\'s top 3.');
+        draw(result, 'live');
+      }
+    } catch (err) {
+      model.say(`The pass failed: ${err.message}`);
+      root.dataset.state = 'error';
+    } finally {
+      running = false;
+    }
+  }
+
+  async function measure() {
+    if (running) return model.say('A pass is already running: wait for it to finish.');
+    if (!input.value.trim()) return model.say('The text is empty: type a few words first.');
+    running = true;
+    measured.textContent = 'Measuring…';
+    try {
+      await model.ready();
+      const result = await rt.measure(input.value, SIZES, RUNS);
+      const [a, b] = SIZES.map((n) => result.ms[n]);
+      measured.textContent = `A pass over ${SIZES[0]} tokens: ${a.toFixed(1)} ms; over ${SIZES[1]} tokens: ${b.toFixed(1)} ms `
+        + `(median of ${result.runs} runs each, ${result.threads} thread${result.threads > 1 ? 's' : ''}). `
+        + `${SIZES[1] / SIZES[0]}× the tokens cost ${(b / a).toFixed(2)}× the time.`;
+      root.dataset.measured = 'yes';
+    } catch (err) {
+      measured.textContent = `The measurement failed: ${err.message}`;
+    } finally {
+      running = false;
+    }
+  }
+
+  run.addEventListener('click', once);
+  measureButton.addEventListener('click', measure);
+  traces().then((all) => {
+    const trace = all['all-at-once'];
+    if (!trace || root.dataset.source || rt.info) return; // live runs only, once the model is here
+    input.value = trace.request.text;
+    draw(trace.result, 'trace');
+    root.dataset.state = 'loading';
+    note.textContent = TRACE_NOTE;
+  });
+}

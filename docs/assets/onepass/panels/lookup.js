@@ -1,0 +1,96 @@
+/**
+ * Step 5, "Copy and check": prompt lookup on three worked examples and on the reader's text, run to the end,
+ * each pass showing the match it copied from, the proposal and what was kept; then plain greedy on the same
+ * text, and a line that checks the claim (identical text) with both pass counts and times. Beyond: the
+ * proposer itself, as editable Python run inside Pyodide (a loop that never ends is stopped by Cancel through
+ * Pyodide's interrupt buffer when the page is cross-origin isolated).
+ */
+import { button, el, ms } from './dom.js';
+import { recordMeasured } from './model.js';
+import { quietRun, runFrame } from './runs.js';
+
+const OWN_MAX_NEW = 48; // the reader's text: long enough to see copies pay off
+
+export function mountLookup(root) {
+  const frame = runFrame(root, { panel: 'lookup', text: 'The cat sat on the mat. The dog sat on the rug. The cat sat on the', rows: 3 });
+  const { rt, model } = frame;
+  const about = el('p', { className: 'onepass-example-point' });
+  const shownPrompt = el('pre', { className: 'onepass-example-prompt' });
+  const chooser = el('div', { className: 'onepass-controls onepass-examples' });
+  const compare = el('p', { className: 'onepass-compare' });
+  const editor = el('textarea', { className: 'onepass-proposer', rows: 12, spellcheck: false, ariaLabel: 'Your proposer (Python)' });
+  const runMine = button('Run with my proposer', 'onepass-run-mine');
+  const resetEditor = button('Back to prompt lookup', 'onepass-reset-proposer');
+  const beyond = el('details', { className: 'onepass-beyond' }, [
+    el('summary', { textContent: 'Beyond: write your own proposer' }),
+    el('p', { textContent: 'propose(text) receives the token ids so far and returns the ids it guesses come next ([] for no guess). '
+      + 'It runs in Python in this tab. Whatever it proposes, verification keeps only what the model would write, so the text cannot change; only the passes can. Cancel stops a proposer that never returns.' }),
+    editor, el('div', { className: 'onepass-controls' }, [runMine, resetEditor]),
+  ]);
+  frame.extra.append(chooser, about, shownPrompt);
+  root.append(compare, beyond);
+
+  let examples = [];
+  let chosen = null; // the example picked, or null for the reader's own text
+  let defaultSource = '';
+
+  function choose(example) {
+    chosen = example;
+    for (const b of chooser.children) b.classList.toggle('onepass-chosen', b.dataset.key === (example?.key ?? 'own'));
+    about.textContent = example ? `${example.title}: ${example.point} Sent in the model's chat format, as below.` : 'Your own text: type it above.';
+    shownPrompt.textContent = example ? example.prompt : '';
+    shownPrompt.hidden = !example;
+    frame.input.hidden = Boolean(example);
+  }
+
+  function request(mode) {
+    const text = chosen ? chosen.prompt : frame.input.value;
+    const maxNew = chosen ? chosen.max_new : OWN_MAX_NEW;
+    return { text, mode, kvCache: frame.kv.checked, maxNew, ...(mode === 'custom' ? { proposer: editor.value } : {}) };
+  }
+
+  async function runAndCompare(mode) {
+    if (frame.isRunning()) {
+      frame.notice.textContent = 'A run is already in progress: wait for it to finish, or press Cancel.';
+      return;
+    }
+    compare.textContent = '';
+    delete root.dataset.identical;
+    const req = request(mode);
+    const outcome = await frame.execute(req, { note: mode === 'custom' ? 'Drafts from your proposer.' : '' });
+    if (!outcome) return;
+    const { result } = outcome;
+    root.dataset.state = 'comparing';
+    compare.textContent = 'Now the same text one token per pass, to compare…';
+    try {
+      const greedy = await quietRun('lookup', { ...req, mode: 'greedy', proposer: undefined });
+      const same = JSON.stringify(greedy.tokens) === JSON.stringify(result.tokens);
+      const t = result.totals;
+      const g = greedy.totals;
+      compare.textContent = `Identical to one-at-a-time: ${same ? 'yes' : 'no'} · ${mode === 'custom' ? 'your proposer' : 'prompt lookup'}: `
+        + `${t.passes} passes, ${ms(t.seconds)} · one at a time: ${g.passes} passes, ${ms(g.seconds)} · `
+        + `${t.tokens} tokens, ${t.accepted} of ${t.drafted} drafted tokens accepted.`;
+      Object.assign(root.dataset, { identical: same ? 'yes' : 'no', passes: t.passes, greedyPasses: g.passes, state: 'done' });
+      recordMeasured(result, greedy, chosen ? chosen.title : 'your text');
+    } catch (err) {
+      compare.textContent = `The comparison run failed: ${err.code === 'cancelled' ? 'cancelled' : err.message}`;
+      root.dataset.state = 'error';
+    }
+  }
+
+  frame.run.addEventListener('click', () => runAndCompare('lookup'));
+  runMine.addEventListener('click', () => runAndCompare('custom'));
+  resetEditor.addEventListener('click', () => { editor.value = defaultSource; });
+
+  rt.python().then((setup) => {
+    examples = setup.examples;
+    defaultSource = setup.default_proposer;
+    editor.value = defaultSource;
+    chooser.append(...examples.map((e) => Object.assign(button(e.title, 'onepass-example'), { onclick: () => choose(e) })),
+      Object.assign(button('Your text', 'onepass-example'), { onclick: () => choose(null) }));
+    examples.forEach((e, i) => { chooser.children[i].dataset.key = e.key; });
+    chooser.lastChild.dataset.key = 'own';
+    choose(examples[0]);
+    return frame.showTrace('lookup');
+  }).catch((err) => model.say(`Python could not start: ${err.message}`));
+}

@@ -1,0 +1,46 @@
+/**
+ * The model card: which model runs, how big, how quantised (from the site's manifest, before anything
+ * loads), the download's progress in bytes and per cent, and where it runs once loaded.
+ */
+import { runtime } from '../client.js';
+import { el, formatBytes } from './dom.js';
+import { siteManifest } from './model.js';
+
+export function mountModelCard(root) {
+  const facts = el('p', { className: 'onepass-card-facts', textContent: 'Reading the model\'s manifest…' });
+  const bar = el('progress', { className: 'onepass-progress', max: 1, value: 0 });
+  const progress = el('p', { className: 'onepass-card-progress' });
+  const where = el('p', { className: 'onepass-card-where' });
+  root.classList.add('onepass-card');
+  root.append(facts, bar, progress, where);
+  let stop = () => {};
+
+  siteManifest().then((manifest) => {
+    if (!manifest) {
+      facts.textContent = 'This site was built without a model, so nothing can run here.';
+      root.dataset.state = 'error';
+      return;
+    }
+    const bytes = manifest.files.reduce((sum, f) => sum + f.size, 0);
+    facts.textContent = `${manifest.model.name} · ${formatBytes(bytes)} · quantised: ${manifest.quantisation.name}`;
+    const show = (loaded, total) => {
+      bar.max = total;
+      bar.value = loaded;
+      progress.textContent = `Downloaded ${formatBytes(loaded)} of ${formatBytes(total)} (${Math.floor((100 * loaded) / total)} %)`;
+    };
+    const rt = runtime();
+    stop = rt.watch(show);
+    rt.load().catch((err) => {
+      progress.textContent = `The model could not be loaded: ${err.message}. The panels below offer a retry.`;
+      root.dataset.state = 'error';
+    });
+    rt.whenLoaded.then((info) => {
+      show(bytes, bytes);
+      progress.textContent += ' · ready';
+      where.textContent = `Runs in this tab: onnxruntime-web WASM, ${info.threads} thread${info.threads > 1 ? 's' : ''}, `
+        + (info.crossOriginIsolated ? 'cross-origin isolated.' : 'not cross-origin isolated (so one thread).');
+      root.dataset.state = 'ready';
+    });
+  });
+  return () => stop();
+}

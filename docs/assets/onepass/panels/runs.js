@@ -1,0 +1,118 @@
+/**
+ * The frame every generating panel shares: text, KV cache toggle, Run and Cancel, the model's status, the
+ * pass view, the result cache, the precomputed trace shown while the model downloads, and the KV line that
+ * compares the last runs with the cache on and off (same passes, different times).
+ */
+import { runtime } from '../client.js';
+import { cached, remember } from './cache.js';
+import { button, el, ms } from './dom.js';
+import { modelStatus, recordLastPass, traces } from './model.js';
+import { PassView } from './passview.js';
+
+export const TRACE_NOTE = 'Precomputed at build time; live once the model has loaded.';
+
+export function runFrame(root, { panel, text, rows = 3 }) {
+  const rt = runtime();
+  const input = el('textarea', { className: 'onepass-text', rows, value: text, ariaLabel: 'Your text' });
+  const kv = el('input', { type: 'checkbox', className: 'onepass-kv', checked: true });
+  const run = button('Run', 'onepass-run', true);
+  const cancel = button('Cancel', 'onepass-cancel');
+  cancel.disabled = true;
+  const model = modelStatus(root);
+  const view = new PassView();
+  const kvLine = el('p', { className: 'onepass-kvline' });
+  const extra = el('div', { className: 'onepass-extra' });
+  const notice = el('p', { className: 'onepass-notice', role: 'status' }); // refusals, kept while the run goes on
+  const controls = el('div', { className: 'onepass-controls' }, [el('label', {}, [kv, ' KV cache']), run, cancel, model.retry]);
+  root.append(input, controls, model.status, notice, extra, view.node, kvLine);
+  const byKv = new Map(); // the last run's totals with the cache on and off, for the same request otherwise
+
+  let running = false;
+  cancel.addEventListener('click', () => rt.cancel());
+
+  /** Run `request` (cache first), draw it; returns {result, fromCache} or null when refused or failed. */
+  async function execute(request, { note = '' } = {}) {
+    if (running) {
+      notice.textContent = 'A run is already in progress: wait for it to finish, or press Cancel.';
+      return null;
+    }
+    if (!request.text.trim()) {
+      notice.textContent = 'The text is empty: type a few words first.';
+      return null;
+    }
+    notice.textContent = '';
+    running = true;
+    root.dataset.state = 'running';
+    cancel.disabled = false;
+    try {
+      let recording = await cached(panel, request);
+      const fromCache = Boolean(recording);
+      view.reset(request.text, note);
+      if (recording) {
+        for (const event of recording.events) view.add(event.pass, event.text, recording.result.labels);
+        model.say('From cache: this exact run was done before with this model, so it costs nothing now.');
+      } else {
+        model.say('Running…');
+        const info = await model.ready();
+        const events = [];
+        const result = await rt.generate(request, (m) => {
+          events.push({ pass: m.pass, text: m.text });
+          view.add(m.pass, m.text, m.labels);
+        });
+        recording = { result, events };
+        await remember(panel, request, recording);
+        recordLastPass(result.passes, info);
+        model.say('Done.');
+      }
+      view.finish(recording.result);
+      showKv(request, recording.result);
+      root.dataset.state = 'done';
+      root.dataset.source = fromCache ? 'cache' : 'live';
+      return { result: recording.result, fromCache };
+    } catch (err) {
+      const cancelled = err.code === 'cancelled';
+      model.say(cancelled ? 'Cancelled.' : `The run failed: ${err.message}`);
+      root.dataset.state = cancelled ? 'cancelled' : 'error';
+      return null;
+    } finally {
+      running = false;
+      cancel.disabled = true;
+    }
+  }
+
+  function showKv(request, result) {
+    const same = JSON.stringify({ ...request, kvCache: null });
+    for (const [k, entry] of byKv) if (entry.same !== same) byKv.delete(k);
+    byKv.set(request.kvCache, { same, totals: result.totals });
+    const part = (on) => {
+      const t = byKv.get(on)?.totals;
+      return `KV cache ${on ? 'on' : 'off'}: ${t ? `${t.passes} passes, ${ms(t.seconds)}` : 'not run yet'}`;
+    };
+    kvLine.textContent = `${part(true)} · ${part(false)}. The cache changes the time, never the passes or the text.`;
+  }
+
+  /** While the model downloads, draw the default example's precomputed run (if the build made one). */
+  async function showTrace(key) {
+    const trace = (await traces())[key];
+    // Once the model is here (a later page of the visit), the panel waits for a live run instead.
+    if (!trace || root.dataset.source || rt.info) return null;
+    input.value = trace.request.text;
+    view.reset(trace.request.text, TRACE_NOTE);
+    for (const event of trace.events) view.add(event.pass, event.text, trace.result.labels);
+    view.finish(trace.result);
+    root.dataset.source = 'trace';
+    return trace;
+  }
+
+  return { rt, input, kv, run, cancel, model, notice, view, extra, execute, showTrace, isRunning: () => running };
+}
+
+/** A run that is compared, not drawn (the greedy reference of step 5): from the cache, or live. */
+export async function quietRun(panel, request) {
+  const recording = await cached(panel, request);
+  if (recording) return recording.result;
+  const events = [];
+  const result = await runtime().generate(request, (m) => events.push({ pass: m.pass, text: m.text }));
+  await remember(panel, request, { result, events });
+  return result;
+}
