@@ -27,9 +27,9 @@ import { modelIdentity } from './panels/identity.js';
 
 const SITE = new URL('../../', import.meta.url);
 const VENDOR = new URL('vendor/', SITE);
-const MAX_THREADS = 4;
+const MAX_THREADS = 4; // a 0.5B model gains little past four threads, and the page must stay responsive
 // Longer prompts make every pass slow in a browser tab, and the lesson's texts are a few dozen tokens.
-const MAX_PROMPT_TOKENS = 1024; // a 0.5B model gains little past four threads, and the page must stay responsive
+const MAX_PROMPT_TOKENS = 1024;
 
 let loading = null; // the promise of the loaded runtime, kept for the visit
 let python = null; // Pyodide's start, kept apart so a retried model download does not start it twice
