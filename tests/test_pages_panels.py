@@ -23,6 +23,8 @@ def mount(page, url: str) -> None:
     page.goto(url + "runtime/")
     page.wait_for_function("window.onepassMount !== undefined")
     page.evaluate("""(kinds) => {
+        // The page's own panels go first, so each kind appears once.
+        document.querySelectorAll('[data-onepass-panel]').forEach((node) => node.remove());
         const article = document.querySelector('article');
         for (const kind of kinds) article.append(Object.assign(document.createElement('div'), {}));
         [...article.children].slice(-kinds.length).forEach((div, i) => { div.dataset.onepassPanel = kinds[i]; });
