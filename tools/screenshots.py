@@ -25,6 +25,10 @@ PAGES = ["", "one-at-a-time/", "all-at-once/", "you-guess/", "copy-and-check/", 
 VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 SCHEMES = ("light", "dark")
 SETTLE_MS = 2_000  # after the network goes quiet: the chart's animation, KaTeX, a panel's first paint
+# Pages with a panel are shot once their model and Python are ready, so the panels show their controls.
+READY = """() => document.querySelector('[data-onepass-panel]')
+    ? Promise.all([window.onepass().load(), window.onepass().python()]).then(() => true, () => false) : true"""
+LOAD_TIMEOUT_MS = 600_000
 
 
 def model_dir() -> Path:
@@ -46,8 +50,11 @@ def shoot(url: str, out: Path) -> list[Path]:
                 # Material picks the palette whose media query matches, until the reader toggles it.
                 context = browser.new_context(viewport=viewport, color_scheme=scheme)
                 page = context.new_page()
+                page.set_default_timeout(LOAD_TIMEOUT_MS)
                 for path in PAGES:
                     page.goto(url + path, wait_until="networkidle")
+                    page.wait_for_function("window.onepass !== undefined")
+                    page.evaluate(READY)
                     page.wait_for_timeout(SETTLE_MS)
                     target = out / f"{path.strip('/') or 'index'}-{device}-{scheme}.png"
                     page.screenshot(path=str(target), full_page=True)
