@@ -1,8 +1,10 @@
-"""The panels on the real model in Chromium: step 5's three examples equal greedy, and steps 3-4 work.
+"""The station on the real model in Chromium: every panel on its own page, and step 5's examples equal greedy.
 
-Prints, for the lead, each example's passes and time with prompt lookup and
-one token per pass (``pytest -s``). One real-model site and one page for the
-module; ``ONEPASS_SKIP_REAL=1`` skips it.
+Prints each example's passes and time with prompt lookup and one token per
+pass (``pytest -s``). One real-model site for the module; a reader's walk
+through all eight pages by instant navigation (so the model loads once), and a
+page with the panels mounted together for the examples. ``ONEPASS_SKIP_REAL=1``
+skips it.
 """
 
 import re
@@ -10,8 +12,8 @@ import re
 import pytest
 
 from onepass.examples import EXAMPLES
-from tests.browser import LOAD_TIMEOUT_MS, Server, build_site, offline_page
-from tests.test_pages_panels import lookup_run, mount, panel, run
+from tests.browser import LOAD_TIMEOUT_MS, Server, build_site, offline_page, point_sitemap_at
+from tests.test_pages_panels import RUN_MS, lookup_run, mount, panel, run, set_proposer
 
 pytest_plugins = ["tests.browser"]
 
@@ -20,16 +22,93 @@ COMPARE = re.compile(r"Identical to one-at-a-time: (yes|no) · prompt lookup: (\
 
 
 @pytest.fixture(scope="module")
-def real_panels(real_export, chromium, tmp_path_factory):
-    server = Server(build_site(real_export, tmp_path_factory.mktemp("real_pages") / "site", chunk_mb="50"))
+def real_server(real_export, tmp_path_factory):
+    site = build_site(real_export, tmp_path_factory.mktemp("real_pages") / "site", chunk_mb="50")
+    server = Server(site)
+    point_sitemap_at(site, server.url)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def real_panels(real_server, chromium):
     context, page, outside = offline_page(chromium)
     page.set_default_timeout(LOAD_TIMEOUT_MS)
-    mount(page, server.url)
+    mount(page, real_server.url)
     page.evaluate("() => window.onepass().load()")
     yield page
     context.close()
-    server.stop()
     assert outside == [], f"the page requested addresses outside localhost: {outside}"
+
+
+def go(page, title: str) -> None:
+    """Follow the sidebar's link, as a reader would; instant navigation keeps the worker and its model."""
+    page.locator(".md-sidebar--primary a.md-nav__link", has_text=title).first.click()
+    page.wait_for_function("(t) => document.querySelector('article h1')?.textContent.trim() === t", arg=title)
+    assert page.evaluate("window.sameDocument") is True, "the link reloaded the page instead of navigating instantly"
+
+
+def test_a_reader_walks_the_station_on_the_real_model(real_server, chromium, real_export):
+    context, page, outside = offline_page(chromium)
+    page.set_default_timeout(LOAD_TIMEOUT_MS)
+    errors = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    try:
+        page.goto(real_server.url)
+        page.wait_for_selector(".onepass-strip")
+        page.evaluate("window.sameDocument = true")
+
+        go(page, "One at a time")
+        page.wait_for_selector("[data-onepass-panel=model-card][data-state=ready]")
+        assert "Qwen2.5 Coder 0.5B Instruct AWQ" in panel(page, "model-card").inner_text()
+        run(page, "greedy")
+        counters = panel(page, "greedy").locator(".onepass-counters").inner_text()
+        passes, tokens = map(int, re.search(r"Passes: (\d+) · tokens: (\d+)", counters).groups())
+        assert passes == tokens > 0
+        panel(page, "greedy").locator(".onepass-kv").uncheck()
+        run(page, "greedy")
+        assert re.search(rf"KV cache on: {passes} passes, [\d.]+ ms · KV cache off: {passes} passes",
+                         panel(page, "greedy").locator(".onepass-kvline").inner_text())
+
+        go(page, "All at once")
+        run(page, "all-at-once")
+        assert panel(page, "all-at-once").get_attribute("data-source") == "live"
+
+        go(page, "You guess")
+        run(page, "guess", ".onepass-try--right")
+        assert panel(page, "guess").get_attribute("data-bonus") == "true"
+
+        go(page, "Copy and check")
+        lookup = panel(page, "lookup")
+        page.wait_for_selector("[data-onepass-panel=lookup] .onepass-example")
+        lookup.locator(".onepass-example", has_text="Your text").click()
+        lookup.locator(".onepass-text").fill("The cat sat on the mat. The dog sat on the rug. The cat sat on the")
+        lookup_run(page)
+        assert lookup.get_attribute("data-identical") == "yes"
+        set_proposer(page, "def propose(text):\n    return [text[-1]] * 3\n")
+        lookup_run(page, ".onepass-run-mine")
+        assert lookup.get_attribute("data-identical") == "yes"
+        set_proposer(page, "def propose(text):\n    return 1 / 0\n")
+        lookup_run(page, ".onepass-run-mine")
+        assert "propose raised ZeroDivisionError" in lookup.locator(".onepass-status").inner_text()
+
+        go(page, "The real thing")
+        page.wait_for_selector("[data-onepass-panel=sampling][data-state=done]", timeout=RUN_MS)
+        assert panel(page, "sampling").get_attribute("data-consistent") in ("true", "false")
+        assert "your text" in page.inner_text(".onepass-chart__measured")
+
+        go(page, "Check yourself")
+        page.locator(".onepass-quiz__question").nth(0).locator(".onepass-quiz__option").nth(0).click()
+        assert "Quiz: 1 of 4 right" in page.inner_text(".onepass-strip")
+
+        page.reload()
+        page.wait_for_selector(".onepass-strip")
+        visited = page.eval_on_selector_all(".onepass-strip__step", "links => links.map(a => a.textContent.includes('✓'))")
+        assert visited == [True, True, True, True, True, True, False, True]
+    finally:
+        context.close()
+    assert outside == [], f"the page requested addresses outside localhost: {outside}"
+    assert errors == [], errors
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.key for e in EXAMPLES])
