@@ -32,6 +32,7 @@ const MAX_THREADS = 4; // a 0.5B model gains little past four threads, and the p
 const MAX_PROMPT_TOKENS = 1024;
 
 let loading = null; // the promise of the loaded runtime, kept for the visit
+let vendoredList = null; // site/vendor/runtime.json, read once
 let python = null; // Pyodide's start, kept apart so a retried model download does not start it twice
 let busy = false;
 let interrupt = null; // Pyodide's interrupt buffer, shared with the page when it is cross-origin isolated
@@ -53,10 +54,18 @@ async function startPython(runtime) {
   return { pyodide, seconds: (performance.now() - began) / 1000 };
 }
 
+/** site/vendor/runtime.json (versions, the wheel's name), read once per visit. */
+function vendored() {
+  vendoredList ??= fetch(new URL('runtime.json', VENDOR)).then((response) => response.json()).catch((err) => {
+    vendoredList = null;
+    throw err;
+  });
+  return vendoredList;
+}
+
 /** Python with the onepass package, started once; the model is not needed for it (step 6's sampling). */
 function ensurePython() {
-  python ??= fetch(new URL('runtime.json', VENDOR))
-    .then((response) => response.json())
+  python ??= vendored()
     .then(startPython)
     .then((started) => {
       if (interrupt) started.pyodide.setInterruptBuffer(interrupt);
@@ -72,7 +81,7 @@ function ensurePython() {
 async function load(id, threads) {
   const timings = {};
   const began = performance.now();
-  const runtime = await (await fetch(new URL('runtime.json', VENDOR))).json();
+  const runtime = await vendored();
   // Pyodide starts while the model downloads.
   ensurePython().catch(() => {}); // if the download fails first, Pyodide's own failure is reported on the retry
   const model = await loadModel(new URL('model/', SITE), (loaded, total) => post({ id, type: 'progress', loaded, total }));

@@ -5,7 +5,7 @@
  * (No KV cache toggle here: a single pass from an empty cache is the same with it on or off.)
  */
 import { runtime } from '../client.js';
-import { cached, remember } from './cache.js';
+import { cachedOr } from './cache.js';
 import { button, el, visible } from './dom.js';
 import { modelStatus, traces } from './model.js';
 import { TRACE_NOTE } from './runs.js';
@@ -52,18 +52,14 @@ export function mountAllAtOnce(root) {
     note.textContent = '';
     const request = { text: input.value };
     try {
-      let result = await cached('all-at-once', request);
-      if (result) {
-        model.say('From cache: this exact pass was done before with this model.');
-        draw(result, 'cache');
-      } else {
+      const { value, fromCache } = await cachedOr('all-at-once', request, async () => {
         model.say('Running one pass…');
         await model.ready();
-        result = await rt.predict(request.text);
-        await remember('all-at-once', request, result);
-        model.say('One pass, a prediction under every token. Click a token for the model\'s top 3.');
-        draw(result, 'live');
-      }
+        return rt.predict(request.text);
+      });
+      model.say(fromCache ? 'From cache: this exact pass was done before with this model.'
+        : 'One pass, a prediction under every token. Click a token for the model\'s top 3.');
+      draw(value, fromCache ? 'cache' : 'live');
     } catch (err) {
       model.say(`The pass failed: ${err.message}`);
       root.dataset.state = 'error';

@@ -29,13 +29,22 @@ async function key(panel, request) {
   return JSON.stringify([await identity(), panel, request]);
 }
 
-export async function cached(panel, request) {
+async function cached(panel, request) {
   return memory.get(await key(panel, request)) ?? null;
 }
 
-export async function remember(panel, request, recording) {
+async function remember(panel, request, recording) {
   const k = await key(panel, request);
   memory.delete(k);
   memory.set(k, recording);
   save();
+}
+
+/** The remembered result of (panel, request), else `live()`'s, remembered for next time; `fromCache` says which. */
+export async function cachedOr(panel, request, live) {
+  const hit = await cached(panel, request);
+  if (hit) return { value: hit, fromCache: true };
+  const value = await live();
+  await remember(panel, request, value);
+  return { value, fromCache: false };
 }

@@ -4,7 +4,7 @@
  * guess right throughout earns the token after it for free (the bonus).
  */
 import { runtime } from '../client.js';
-import { cached, remember } from './cache.js';
+import { cachedOr } from './cache.js';
 import { button, el, ms, visible } from './dom.js';
 import { modelStatus, recordLastPass, traces } from './model.js';
 import { legend, passTokens } from './passview.js';
@@ -63,19 +63,15 @@ export function mountGuess(root) {
     root.dataset.state = 'running';
     note.textContent = '';
     try {
-      let outcome = await cached('guess', request);
-      if (outcome) {
-        model.say('From cache: this exact check was done before with this model.');
-        draw(outcome, 'cache');
-      } else {
+      const { value: outcome, fromCache } = await cachedOr('guess', request, async () => {
         model.say('Checking…');
         const info = await model.ready();
-        outcome = await rt.verify(request.text, request.guess, request.kvCache);
-        await remember('guess', request, outcome);
-        recordLastPass([outcome.pass], info);
-        model.say('Checked in one pass.');
-        draw(outcome, 'live');
-      }
+        const live = await rt.verify(request.text, request.guess, request.kvCache);
+        recordLastPass([live.pass], info);
+        return live;
+      });
+      model.say(fromCache ? 'From cache: this exact check was done before with this model.' : 'Checked in one pass.');
+      draw(outcome, fromCache ? 'cache' : 'live');
       showKv(request, outcome.pass);
     } catch (err) {
       model.say(`The check failed: ${err.message}`);
@@ -87,8 +83,8 @@ export function mountGuess(root) {
 
   const byKv = {};
   function showKv(request, pass) {
-    byKv[request.kvCache] = { key: request.text + '\u0000' + request.guess, pass };
     const key = request.text + '\u0000' + request.guess;
+    byKv[request.kvCache] = { key, pass };
     const part = (on) => (byKv[on]?.key === key ? `${on ? 'on' : 'off'}: 1 pass, ${ms(byKv[on].pass.seconds)}` : `${on ? 'on' : 'off'}: not run`);
     kvLine.textContent = `KV cache ${part(true)} · ${part(false)}. One pass either way; the cache matters once passes follow each other.`;
   }

@@ -4,7 +4,7 @@
  * compares the last runs with the cache on and off (same passes, different times).
  */
 import { runtime } from '../client.js';
-import { cached, remember } from './cache.js';
+import { cachedOr } from './cache.js';
 import { button, el, ms } from './dom.js';
 import { modelStatus, recordLastPass, traces } from './model.js';
 import { PassView } from './passview.js';
@@ -45,25 +45,18 @@ export function runFrame(root, { panel, text, rows = 3 }) {
     root.dataset.state = 'running';
     cancel.disabled = false;
     try {
-      let recording = await cached(panel, request);
-      const fromCache = Boolean(recording);
       view.reset(request.text, note);
-      if (recording) {
-        for (const event of recording.events) view.add(event.pass, event.text, recording.result.labels);
-        model.say('From cache: this exact run was done before with this model, so it costs nothing now.');
-      } else {
+      const { value: recording, fromCache } = await cachedOr(panel, request, async () => {
         model.say('Running…');
         const info = await model.ready();
-        const events = [];
-        const result = await rt.generate(request, (m) => {
-          events.push({ pass: m.pass, text: m.text });
-          view.add(m.pass, m.text, m.labels);
-        });
-        recording = { result, events };
-        await remember(panel, request, recording);
-        recordLastPass(result.passes, info);
-        model.say('Done.');
+        const live = await record(request, (m) => view.add(m.pass, m.text, m.labels));
+        recordLastPass(live.result.passes, info);
+        return live;
+      });
+      if (fromCache) {
+        for (const event of recording.events) view.add(event.pass, event.text, recording.result.labels);
       }
+      model.say(fromCache ? 'From cache: this exact run was done before with this model, so it costs nothing now.' : 'Done.');
       view.finish(recording.result);
       showKv(request, recording.result);
       root.dataset.state = 'done';
@@ -107,12 +100,17 @@ export function runFrame(root, { panel, text, rows = 3 }) {
   return { rt, input, kv, run, cancel, model, notice, view, extra, execute, showTrace, isRunning: () => running };
 }
 
+/** A live generation and its passes as they came, for the cache to replay; `onPass` sees each as it comes. */
+async function record(request, onPass = () => {}) {
+  const events = [];
+  const result = await runtime().generate(request, (m) => {
+    events.push({ pass: m.pass, text: m.text });
+    onPass(m);
+  });
+  return { result, events };
+}
+
 /** A run that is compared, not drawn (the greedy reference of step 5): from the cache, or live. */
 export async function quietRun(panel, request) {
-  const recording = await cached(panel, request);
-  if (recording) return recording.result;
-  const events = [];
-  const result = await runtime().generate(request, (m) => events.push({ pass: m.pass, text: m.text }));
-  await remember(panel, request, { result, events });
-  return result;
+  return (await cachedOr(panel, request, () => record(request))).value.result;
 }
