@@ -2,7 +2,8 @@
  * The home page's "what a pass costs here": the median one-token pass time that the last model run left
  * in `onepass.lastPass`, or a pointer to step 2, which measures it.
  */
-import { KEYS, SITE_ROOT, el, finite, read } from './store.js';
+import { KEYS, SITE_ROOT, finite, read } from './store.js';
+import { el } from './panels/dom.js';
 
 const MS_PER_SECOND = 1000;
 

@@ -6,7 +6,8 @@
  * Colours come from Material's CSS variables and follow the light/dark toggle.
  */
 import { loadChart } from './libs.js';
-import { KEYS, SITE_ROOT, el, finite, read } from './store.js';
+import { KEYS, SITE_ROOT, finite, read } from './store.js';
+import { el } from './panels/dom.js';
 import { bestGamma, speedup } from './speedup.js';
 
 const GAMMAS = Array.from({ length: 10 }, (_, i) => i + 1);

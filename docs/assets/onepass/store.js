@@ -50,12 +50,5 @@ export function finite(value) {
   return typeof value === 'number' && Number.isFinite(value) ? value : null;
 }
 
-/** Build an element; text is always set through textContent, never parsed as HTML. */
-export function el(tag, props = {}, children = []) {
-  const node = Object.assign(document.createElement(tag), props);
-  node.append(...children);
-  return node;
-}
-
 /** The site's root URL, wherever the site is served from (this file sits in assets/onepass/). */
 export const SITE_ROOT = new URL('../../', import.meta.url);

@@ -23,6 +23,7 @@ import { OnnxBridge } from './bridge.js';
 import { ByteDecoder } from './decoder.js';
 import { positionIndependence } from './exactness.js';
 import { loadModel } from './loader.js';
+import { median } from './panels/dom.js';
 import { modelIdentity } from './panels/identity.js';
 
 const SITE = new URL('../../', import.meta.url);
@@ -214,8 +215,6 @@ async function measure(id, { text, sizes, runs = 5, warmup = 2 }) {
     b.closeAll();
   }
 }
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Median ms of `pass()` after warm-up; `reset()` runs untimed after each pass (e.g. a rollback). */
 async function timePasses(pass, reset, runs, warmup) {

@@ -5,20 +5,20 @@
 import { runtime } from '../client.js';
 import { el, button, formatBytes, median } from './dom.js';
 import { modelIdentity } from './identity.js';
+import { KEYS, SITE_ROOT, write } from '../store.js';
 
-const SITE = new URL('../../../', import.meta.url);
 let manifestPromise = null;
 let tracesPromise = null;
 
 /** The site's model manifest, or null when the site was built without a model. */
 export function siteManifest() {
-  manifestPromise ??= fetch(new URL('model/manifest.json', SITE)).then((r) => (r.ok ? r.json() : null), () => null);
+  manifestPromise ??= fetch(new URL('model/manifest.json', SITE_ROOT)).then((r) => (r.ok ? r.json() : null), () => null);
   return manifestPromise;
 }
 
 /** The precomputed traces of this model (hooks/traces.py), or {} when there are none or they are stale. */
 export function traces() {
-  tracesPromise ??= Promise.all([siteManifest(), fetch(new URL('model/traces.json', SITE)).then((r) => (r.ok ? r.json() : null), () => null)])
+  tracesPromise ??= Promise.all([siteManifest(), fetch(new URL('model/traces.json', SITE_ROOT)).then((r) => (r.ok ? r.json() : null), () => null)])
     .then(([manifest, data]) => (manifest && data && data.identity === modelIdentity(manifest) ? data.traces : {}));
   return tracesPromise;
 }
@@ -61,24 +61,16 @@ export function modelStatus(root) {
   return { status, retry, ready, say: (text) => { status.textContent = text; } };
 }
 
-function store(key, value) {
-  try {
-    localStorage.setItem(key, JSON.stringify(value));
-  } catch {
-    // Storage may be full or switched off; the figures are a convenience for other pages.
-  }
-}
-
 /** After a model run: the median time of a pass that fed one token (KV cache on), for the home page. */
 export function recordLastPass(passes, info) {
   const single = passes.filter((p) => p.fed.length === 1).map((p) => p.seconds * 1000);
-  if (single.length && info) store('onepass.lastPass', { ms: median(single), threads: info.threads, model: info.model });
+  if (single.length && info) write(KEYS.lastPass, { ms: median(single), threads: info.threads, model: info.model });
 }
 
 /** After a completed step-5 run: what step 6's chart starts from. */
 export function recordMeasured(run, greedyRun, label) {
   const t = run.totals;
-  store('onepass.measured', {
+  write(KEYS.measured, {
     alpha: t.drafted ? t.accepted / t.drafted : 0,
     // Drafting time per pass over pass time: what a draft costs, counted in passes.
     c: run.proposer_seconds / t.seconds,
