@@ -20,7 +20,11 @@ MAX_DRAFT = 6
 
 def prompt_lookup(text: list[int], ngram_sizes: tuple[int, ...] = NGRAM_SIZES, max_draft: int = MAX_DRAFT) -> list[int]:
     """The tokens that followed the most recent earlier occurrence of ``text``'s last n tokens."""
-    found = lookup_match(text, ngram_sizes)
+    return copied(text, lookup_match(text, ngram_sizes), max_draft)
+
+
+def copied(text: list[int], found: tuple[int, int] | None, max_draft: int = MAX_DRAFT) -> list[int]:
+    """The draft a match gives: up to ``max_draft`` tokens after the n-gram at ``found`` = (n, start); [] for none."""
     if found is None:
         return []
     n, start = found

@@ -21,7 +21,7 @@ from ..drafted import drafted
 from ..examples import EXAMPLES
 from ..editable import DEFAULT_SOURCE, ProposerError, compile_proposer
 from ..greedy import check_request, greedy
-from ..lookup import MAX_DRAFT, lookup_match
+from ..lookup import MAX_DRAFT, copied, lookup_match
 from ..proposers import fixed_guess, random_draft
 from ..sampling import tally
 from ..verification import check
@@ -99,13 +99,14 @@ async def generate(model: BrowserModel, prompt, mode: str, kv_cache: bool, max_n
         on_pass(json.dumps(row))
 
     def lookup(text: list[int]) -> list[int]:
+        # Prompt lookup, keeping the match it copied from for the page to show.
         found = lookup_match(text)
         if found is None:
             matches.append(None)
-            return []
-        n, start = found
-        matches.append({"n": n, "at": start, "ngram": text[start:start + n]})
-        return text[start + n:start + n + MAX_DRAFT]
+        else:
+            n, start = found
+            matches.append({"n": n, "at": start, "ngram": text[start:start + n]})
+        return copied(text, found)
 
     proposers = {
         "lookup": lambda: lookup,
