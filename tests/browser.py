@@ -100,9 +100,18 @@ def chromium():
         browser.close()
 
 
-def offline_page(browser, **context_options):
-    """A fresh context and page, and the list of non-local URLs it requested (must stay empty)."""
+# The reader has agreed to the model's download before (store.js KEYS.consent), so panels load it as they open.
+CONSENTED = "try { localStorage.setItem('onepass.modelConsent', 'true'); } catch (e) {}"
+
+
+def offline_page(browser, consent: bool = True, **context_options):
+    """A fresh context and page, and the list of non-local URLs it requested (must stay empty).
+
+    ``consent`` pre-agrees to the model download, as a returning reader has; pass False to see the question.
+    """
     context = browser.new_context(**context_options)
+    if consent:
+        context.add_init_script(CONSENTED)
     page = context.new_page()
     outside: list[str] = []
     page.on("console", lambda message: print(f"[console.{message.type}] {message.text}"))

@@ -10,6 +10,8 @@ export const KEYS = {
   quiz: 'onepass.quiz',
   measured: 'onepass.measured',
   lastPass: 'onepass.lastPass',
+  // true once the reader has agreed to download the model (it is hundreds of MB): asked once, remembered.
+  consent: 'onepass.modelConsent',
 };
 
 export const PROGRESS_EVENT = 'onepass:progress';
