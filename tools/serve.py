@@ -1,31 +1,61 @@
-"""Serve the built site on localhost with the headers WASM threads need.
+"""Serve the built site on localhost with the response headers its ``_headers`` file lists.
 
-onnxruntime-web runs multi-threaded only in a cross-origin isolated page, which
-takes two response headers (COOP and COEP). Any static host that can set them
-works the same; see README.md for hosts that cannot. ``--no-isolation``
-serves like such a host (no headers), which the tests use to check the
-coi-serviceworker fallback and the single-threaded path.
+``site/_headers`` (written by hooks/headers.py, in the format Netlify and
+Cloudflare Pages read) is the one list of the site's headers: the
+Content-Security-Policy and its companions, the cross-origin-isolation headers
+WASM threads need, and Cache-Control. This server reads it and sends, for each
+path, what its matching rules list (a later rule's value replaces an earlier
+one's, as on Netlify), so what the tests see is what a host is told to send.
+Conditional requests (If-Modified-Since, answered 304) work as in Python's
+own server. ``--no-isolation`` sends none of them, like a host that cannot
+send headers (GitHub Pages), which the tests use to check the service-worker
+fallback and the single-threaded path.
 """
 
 import argparse
 import functools
+import re
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
-ISOLATION_HEADERS = {
-    "Cross-Origin-Opener-Policy": "same-origin",
-    "Cross-Origin-Embedder-Policy": "require-corp",
-    "Cross-Origin-Resource-Policy": "same-origin",
-}
 EXTRA_TYPES = {".mjs": "text/javascript", ".wasm": "application/wasm", ".onnx": "application/octet-stream"}
+
+
+def read_rules(headers_file: Path) -> list[tuple[re.Pattern, dict[str, str]]]:
+    """The rules of a ``_headers`` file: a path pattern (``*`` matches anything, slashes too), then its headers."""
+    rules = []
+    for line in headers_file.read_text().splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if line[0].isspace():
+            name, _, value = line.strip().partition(":")
+            rules[-1][1][name.strip()] = value.strip()
+        else:
+            pattern = re.compile(".*".join(re.escape(part) for part in line.strip().split("*")))
+            rules.append((pattern, {}))
+    return rules
+
+
+def headers_for(rules: list[tuple[re.Pattern, dict[str, str]]], path: str) -> dict[str, str]:
+    headers = {}
+    for pattern, values in rules:
+        if pattern.fullmatch(path):
+            headers.update(values)
+    return headers
 
 
 class PlainHandler(SimpleHTTPRequestHandler):
     extensions_map = {**SimpleHTTPRequestHandler.extensions_map, **EXTRA_TYPES}
 
 
-class IsolatedHandler(PlainHandler):
+class HeadersHandler(PlainHandler):
+    def __init__(self, *args, rules, **kwargs):
+        self.rules = rules
+        super().__init__(*args, **kwargs)
+
     def end_headers(self):
-        for name, value in ISOLATION_HEADERS.items():
+        for name, value in headers_for(self.rules, unquote(urlsplit(self.path).path)).items():
             self.send_header(name, value)
         super().end_headers()
 
@@ -35,10 +65,17 @@ def main() -> None:
     parser.add_argument("--dir", default="site")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--no-isolation", action="store_true", help="send no COOP/COEP headers, like a plain static host")
+    parser.add_argument("--no-isolation", action="store_true",
+                        help="send none of _headers' headers (no COOP/COEP, no CSP), like a plain static host")
     args = parser.parse_args()
-    handler = PlainHandler if args.no_isolation else IsolatedHandler
-    server = ThreadingHTTPServer((args.host, args.port), functools.partial(handler, directory=args.dir))
+    if args.no_isolation:
+        handler = functools.partial(PlainHandler, directory=args.dir)
+    else:
+        headers_file = Path(args.dir) / "_headers"
+        if not headers_file.is_file():
+            parser.error(f"{headers_file} is missing: build the site first (make site)")
+        handler = functools.partial(HeadersHandler, directory=args.dir, rules=read_rules(headers_file))
+    server = ThreadingHTTPServer((args.host, args.port), handler)
     print(f"serving {args.dir}/ at http://{args.host}:{args.port}/ (Ctrl-C stops)")
     try:
         server.serve_forever()
