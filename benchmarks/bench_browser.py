@@ -40,7 +40,7 @@ def open_runtime(context, url: str, threads: int | None = None) -> tuple[object,
     began = time.perf_counter()
     # The home page has no panel, so nothing loads the model before this call chooses the threads.
     page.goto(url)
-    page.wait_for_function("window.onepass !== undefined")
+    page.wait_for_function("() => window.onepass !== undefined")
     info = page.evaluate("(threads) => window.onepass().load(null, threads)", threads)
     return page, info, time.perf_counter() - began
 

@@ -142,5 +142,5 @@ def page(chromium):
 def load_runtime(page, url: str) -> dict:
     """Open the runtime page and wait until the worker has loaded the model; returns the load info."""
     page.goto(url + "runtime/")
-    page.wait_for_function("window.onepass !== undefined")
+    page.wait_for_function("() => window.onepass !== undefined")
     return page.evaluate("() => window.onepass().load()", )

@@ -29,9 +29,9 @@ def run_on(browser, url: str, **context_options) -> tuple[dict, dict]:
         page.goto(url + "runtime/")
         # coi-serviceworker reloads the page once it controls it; wait for whichever page ends up isolated or not.
         page.wait_for_load_state("load")
-        page.wait_for_function("window.onepass !== undefined && document.readyState === 'complete'")
+        page.wait_for_function("() => window.onepass !== undefined && document.readyState === 'complete'")
         if context_options.get("service_workers") != "block":
-            page.wait_for_function("window.crossOriginIsolated === true", timeout=30_000)
+            page.wait_for_function("() => window.crossOriginIsolated === true", timeout=30_000)
         info = page.evaluate("() => window.onepass().load()")
         return info, page.evaluate(GREEDY, TEXT)
     finally:

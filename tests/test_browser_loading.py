@@ -16,7 +16,7 @@ def chunks(site) -> list[dict]:
 
 def open_page(page, server):
     page.goto(server.url + "runtime/")
-    page.wait_for_function("window.onepass !== undefined")
+    page.wait_for_function("() => window.onepass !== undefined")
 
 
 def test_the_site_ships_chunks_the_manifest_lists(tiny_site, tiny_export):

@@ -31,7 +31,7 @@ def real_page(real_export, chromium, tmp_path_factory):
     context, page, outside = offline_page(chromium)
     page.set_default_timeout(LOAD_TIMEOUT_MS)
     page.goto(server.url)
-    page.wait_for_function("window.onepass !== undefined")
+    page.wait_for_function("() => window.onepass !== undefined")
     page.evaluate("() => window.onepass().load()")
     yield page
     context.close()

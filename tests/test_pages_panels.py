@@ -21,7 +21,7 @@ RUN_MS = 120_000
 
 def mount(page, url: str) -> None:
     page.goto(url + "runtime/")
-    page.wait_for_function("window.onepassMount !== undefined")
+    page.wait_for_function("() => window.onepassMount !== undefined")
     page.evaluate("""(kinds) => {
         // The page's own panels go first, so each kind appears once.
         document.querySelectorAll('[data-onepass-panel]').forEach((node) => node.remove());

@@ -73,9 +73,9 @@ def test_the_strip_marks_visits_after_instant_navigation_and_after_reload(page, 
     assert state[0]["visited"] and state[0]["current"] and not any(s["visited"] for s in state[1:])
     page.evaluate("window.sameDocument = true")  # survives instant navigation, not a full page load
     page.click(".onepass-strip__step >> text=Name it")
-    page.wait_for_function("document.querySelector('article h1')?.textContent === 'Name it'")
+    page.wait_for_function("() => document.querySelector('article h1')?.textContent === 'Name it'")
     assert page.evaluate("window.sameDocument === true"), "the strip link should navigate instantly"
-    page.wait_for_function("document.querySelector('.onepass-strip__step[aria-current]')?.textContent.includes('Name it')")
+    page.wait_for_function("() => document.querySelector('.onepass-strip__step[aria-current]')?.textContent.includes('Name it')")
     state = strip_state(page)
     assert [s["visited"] for s in state] == [True, False, False, False, False, False, True, False]
     assert [s["current"] for s in state].index(True) == 6
@@ -102,7 +102,7 @@ def test_the_chart_reacts_to_its_controls(page, site):
     page.wait_for_selector(f"{CHART}[data-ready]")
     set_slider(page, "alpha", 0.9)
     set_slider(page, "c", 0.02)
-    page.wait_for_function(f"document.querySelector('{CHART}').dataset.best === '10'")
+    page.wait_for_function(f"() => document.querySelector('{CHART}').dataset.best === '10'")
     assert "Best draft length: γ = 10" in page.inner_text(".onepass-chart__summary")
     assert min(bars(page)) > 1
     set_slider(page, "alpha", 0.6)
@@ -215,7 +215,7 @@ def test_the_palette_toggle_switches_to_dark(page, site):
     visit(page, site, 6)
     assert page.get_attribute("body", "data-md-color-scheme") == "default"
     page.click("label[title='Switch to dark mode']")
-    page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'")
+    page.wait_for_function("() => document.body.dataset.mdColorScheme === 'slate'")
     page.wait_for_selector(f"{CHART}[data-ready]")
     tick = page.eval_on_selector(f"{CHART} canvas", "c => Chart.getChart(c).options.scales.x.ticks.color")
     assert tick == page.evaluate("getComputedStyle(document.body).getPropertyValue('--md-default-fg-color').trim()")
@@ -227,7 +227,7 @@ def test_instant_navigation_keeps_one_chart_and_remounts_the_widgets(page, site)
     page.evaluate("window.sameDocument = true")
     for title in ("Name it", "The real thing", "Check yourself", "The real thing"):
         page.click(f".onepass-strip__step >> text={title}")
-        page.wait_for_function(f"document.querySelector('article h1')?.textContent === {title!r}")
+        page.wait_for_function(f"() => document.querySelector('article h1')?.textContent === {title!r}")
     page.wait_for_selector(f"{CHART}[data-ready]")
     assert page.evaluate("window.sameDocument === true")
     assert page.evaluate("Object.keys(Chart.instances).length") == 1  # the charts of pages left behind were released

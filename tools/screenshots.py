@@ -53,7 +53,7 @@ def shoot(url: str, out: Path) -> list[Path]:
                 page.set_default_timeout(LOAD_TIMEOUT_MS)
                 for path in PAGES:
                     page.goto(url + path, wait_until="networkidle")
-                    page.wait_for_function("window.onepass !== undefined")
+                    page.wait_for_function("() => window.onepass !== undefined")
                     page.evaluate(READY)
                     page.wait_for_timeout(SETTLE_MS)
                     target = out / f"{path.strip('/') or 'index'}-{device}-{scheme}.png"
