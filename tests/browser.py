@@ -41,7 +41,7 @@ def free_port() -> int:
 
 
 class Server:
-    """tools/serve.py over a folder, on a free localhost port (without COOP/COEP when ``isolation`` is off)."""
+    """tools/serve.py over a folder, on a free localhost port (none of site/_headers when ``isolation`` is off)."""
 
     def __init__(self, folder: Path, isolation: bool = True):
         self.port = free_port()
