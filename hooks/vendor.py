@@ -26,7 +26,7 @@ VENDORED = {
                                 "dist/ort-wasm-simd-threaded.wasm"]),
     "tokenizers": ("@huggingface/tokenizers", ["dist/tokenizers.min.mjs"]),
     "chartjs": ("chart.js", ["dist/chart.umd.min.js"]),
-    "katex": ("katex", ["dist/katex.min.js", "dist/katex.min.css", "dist/contrib/auto-render.min.js", "dist/fonts/"]),
+    "katex": ("katex", ["dist/katex.min.js", "dist/katex.min.css", "dist/fonts/"]),
 }
 
 
