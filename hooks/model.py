@@ -2,17 +2,21 @@
 
 ``ONEPASS_MODEL_DIR`` points at an export (``python -m model_export`` prints
 it). Its manifest fills the ``{{ model.* }}`` placeholders in the Markdown, so
-no page hard-codes the model. Its served files go to ``site/model/`` split into
-chunks of at most ``ONEPASS_CHUNK_MB`` (default 50 MB, what common static hosts
-accept per file); a file that fits in one chunk keeps its own name. The site's
-``manifest.json`` is the export's, plus a ``chunks`` list per file (name, size,
-sha256) that the browser fetches, checks and caches one by one.
+no page hard-codes the model. Its served files go to ``site/model/chunks/``
+split into chunks of at most ``ONEPASS_CHUNK_MB`` (default 50 MB, what common
+static hosts accept per file). Each chunk is named after its own sha256, so a
+name never changes meaning: browsers and CDNs may keep it forever, a new build
+never meets a stale chunk under an old name, and chunks a new build shares
+with the old one are not fetched again. The site's ``manifest.json`` is the
+export's, plus a ``chunks`` list per file (name, size, sha256) that the
+browser fetches, checks and caches one by one.
 """
 
 import hashlib
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 _PLACEHOLDER = re.compile(r"\{\{\s*model\.(\w+)\s*\}\}")
@@ -43,17 +47,22 @@ def chunk_bytes() -> int:
     return int(float(os.environ.get("ONEPASS_CHUNK_MB", DEFAULT_CHUNK_MB)) * 1_000_000)
 
 
+CHUNK_FOLDER = "chunks"
+
+
 def write_chunks(source: Path, target: Path, limit: int) -> list[dict]:
-    """Split ``source`` into files of at most ``limit`` bytes in ``target``; return their names, sizes, hashes."""
+    """Split ``source`` into files of at most ``limit`` bytes under ``target/chunks/``, each named after its
+    sha256; return their names (relative to ``target``), sizes and hashes, in order."""
+    (target / CHUNK_FOLDER).mkdir(parents=True, exist_ok=True)
     size = source.stat().st_size
-    count = max(1, -(-size // limit))
     chunks = []
     with source.open("rb") as whole:
-        for index in range(count):
-            name = source.name if count == 1 else f"{source.name}.{index:03d}"
+        for _ in range(max(1, -(-size // limit))):
             data = whole.read(limit)
+            digest = hashlib.sha256(data).hexdigest()
+            name = f"{CHUNK_FOLDER}/{digest}.bin"
             (target / name).write_bytes(data)
-            chunks.append({"name": name, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()})
+            chunks.append({"name": name, "size": len(data), "sha256": digest})
     return chunks
 
 
@@ -73,7 +82,9 @@ def on_post_build(config):
     if not folder:
         return
     target = Path(config["site_dir"]) / "model"
-    target.mkdir(parents=True, exist_ok=True)
+    # A rebuild into the same folder must not leave the old model's chunks behind.
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
     manifest = _manifest()
     limit = chunk_bytes()
     for entry in manifest["files"]:

@@ -1,11 +1,10 @@
 """MkDocs build hook: ship the pinned browser runtimes and the ``onepass`` wheel with the site.
 
-Pyodide, onnxruntime-web, the tokenizer, the chart and maths libraries and
-coi-serviceworker are pinned once, in package.json (and package-lock.json);
-this copies only the files the pages load from ``node_modules`` into
-``site/vendor/`` (a name ending in ``/`` is a whole folder, such as KaTeX's
-fonts). coi-serviceworker goes to the site's root instead: a service worker
-only controls pages at or below its own folder. The lesson's Python (``py/``) is built
+Pyodide, onnxruntime-web, the tokenizer and the chart and maths libraries are
+pinned once, in package.json (and package-lock.json); this copies only the
+files the pages load from ``node_modules`` into ``site/vendor/`` (a name ending
+in ``/`` is a whole folder, such as KaTeX's fonts). Workbox, for the service
+worker, is copied by hooks/offline.py. The lesson's Python (``py/``) is built
 into a wheel that the worker unpacks into Pyodide, so no Python is pasted into
 JavaScript. ``site/vendor/runtime.json`` tells the worker the file names.
 Nothing is fetched from a CDN.
@@ -27,9 +26,8 @@ VENDORED = {
                                 "dist/ort-wasm-simd-threaded.wasm"]),
     "tokenizers": ("@huggingface/tokenizers", ["dist/tokenizers.min.mjs"]),
     "chartjs": ("chart.js", ["dist/chart.umd.min.js"]),
-    "katex": ("katex", ["dist/katex.min.js", "dist/katex.min.css", "dist/contrib/auto-render.min.js", "dist/fonts/"]),
+    "katex": ("katex", ["dist/katex.min.js", "dist/katex.min.css", "dist/fonts/"]),
 }
-AT_SITE_ROOT = {"coi-serviceworker": ["coi-serviceworker.min.js"]}
 
 
 def _version(package: str) -> str:
@@ -52,9 +50,6 @@ def copy_runtimes(site: Path) -> dict:
     versions = {}
     for folder, (package, names) in VENDORED.items():
         _copy(package, names, site / "vendor" / folder)
-        versions[package] = _version(package)
-    for package, names in AT_SITE_ROOT.items():
-        _copy(package, names, site)
         versions[package] = _version(package)
     return versions
 

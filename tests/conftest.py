@@ -49,3 +49,14 @@ def manifest_of(folder: Path) -> dict:
 @pytest.fixture(scope="session")
 def held_text() -> str:
     return (DATA / "held_text.txt").read_text()
+
+
+def pytest_collection_modifyitems(items):
+    """Mark each test by what it needs, so a subset is one ``-m`` away (see DEVELOPERS.md):
+    ``browser`` drives Chromium, ``real`` needs the real 0.5B model."""
+    for item in items:
+        needs = set(item.fixturenames)
+        if needs & {"chromium", "page"}:
+            item.add_marker(pytest.mark.browser)
+        if "real_export" in needs:
+            item.add_marker(pytest.mark.real)

@@ -111,7 +111,7 @@ def test_chunks_are_immutable_and_everything_else_is_revalidated(tiny_site, tiny
         with fetch(tiny_server.url + path.lstrip("/")) as response:
             assert response.headers["Cache-Control"] == IMMUTABLE, path
     for path in ["", "runtime/", "model/manifest.json", "model/traces.json", "vendor/runtime.json",
-                 "coi-serviceworker.min.js", "search/search_index.json"]:
+                 "sw.js", "search/search_index.json"]:
         with fetch(tiny_server.url + path) as response:
             assert response.headers["Cache-Control"] == "no-cache", path
 

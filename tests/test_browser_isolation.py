@@ -1,9 +1,10 @@
-"""Hosts that cannot send COOP/COEP: coi-serviceworker makes the page isolated, or it runs on one thread.
+"""Hosts that cannot send COOP/COEP: the site's service worker makes the page isolated, or it runs on one thread.
 
 WASM threads need a cross-origin isolated page. `make serve` sends the two
-headers; a plain static host does not, and then the service worker shipped at
-the site's root adds them and reloads the page once. Where service workers are
-unavailable too, the worker falls back to one thread, and the text is the same.
+headers; a plain static host does not, and then the service worker at the
+site's root (hooks/sw.js) adds them and the first visit reloads once. Where
+service workers are unavailable too, the worker falls back to one thread, and
+the text is the same.
 """
 
 import pytest
@@ -27,7 +28,7 @@ def run_on(browser, url: str, **context_options) -> tuple[dict, dict]:
     context, page, outside = offline_page(browser, **context_options)
     try:
         page.goto(url + "runtime/")
-        # coi-serviceworker reloads the page once it controls it; wait for whichever page ends up isolated or not.
+        # The first visit reloads once the service worker controls it; wait for whichever page ends up isolated or not.
         page.wait_for_load_state("load")
         page.wait_for_function("() => window.onepass !== undefined && document.readyState === 'complete'")
         if context_options.get("service_workers") != "block":
@@ -43,7 +44,7 @@ def test_the_headers_file_lists_both_isolation_headers(tiny_site):
     headers = (tiny_site / "_headers").read_text()
     assert "Cross-Origin-Opener-Policy: same-origin" in headers
     assert "Cross-Origin-Embedder-Policy: require-corp" in headers
-    assert (tiny_site / "coi-serviceworker.min.js").is_file()
+    assert (tiny_site / "sw.js").is_file()
 
 
 def test_the_service_worker_isolates_a_plain_host_and_threads_give_the_same_text(chromium, plain_server, tiny_server):

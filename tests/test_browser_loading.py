@@ -1,8 +1,13 @@
 """Model loading in Chromium: chunks checked, cached for the next visit, clear retryable errors."""
 
+import functools
 import json
+import os
+import socket
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
-from tests.browser import load_runtime
+from tests.browser import offline_page
 
 pytest_plugins = ["tests.browser"]  # the browser fixtures, registered once for the whole session
 
@@ -67,5 +72,66 @@ def test_the_second_visit_loads_from_the_cache(page, tiny_server, tiny_site):
     assert page.evaluate(LOAD) == "loaded"
     # The manifest is asked again (the model card reads it too), the chunks are not.
     assert "manifest.json" in fetched and not served & set(fetched)
+    # One cache holds the model, keyed by the chunks' hash names; the service worker's are apart.
     names = page.evaluate("() => caches.keys()")
-    assert len(names) == 1 and names[0].startswith("onepass-model-")
+    assert [name for name in names if name.startswith("onepass-model")] == ["onepass-model"]
+    keys = page.evaluate("() => caches.open('onepass-model').then((c) => c.keys()).then((ks) => ks.map((k) => k.url))")
+    assert sorted(key.split("/model/", 1)[1] for key in keys) == sorted(served)
+
+
+def test_a_failing_manifest_is_named_and_retryable_not_a_missing_model(chromium, tiny_server):
+    context, page, outside = offline_page(chromium, service_workers="block")
+    try:
+        page.route("**/model/manifest.json", lambda route: route.fulfill(status=500, body="oops"))
+        page.goto(tiny_server.url + "one-at-a-time/")
+        page.wait_for_selector("[data-onepass-panel=model-card][data-state=error]")
+        card = page.inner_text("[data-onepass-panel=model-card]")
+        assert "manifest" in card and "500" in card and "built without a model" not in card
+        error = page.evaluate(LOAD)
+        assert error["code"] == "network" and error["retryable"] and "manifest" in error["message"]
+        page.unroute("**/model/manifest.json")
+        page.click("[data-onepass-panel=model-card] .onepass-retry")
+        page.wait_for_selector("[data-onepass-panel=model-card][data-state=ready]")
+    finally:
+        context.close()
+    assert outside == []
+
+
+class DroppingHandler(SimpleHTTPRequestHandler):
+    """Serves the site like a plain host, but the chunk named in `drop` breaks off halfway, after promising its
+    whole length: a connection lost mid-download."""
+
+    drop: str = ""
+
+    def copyfile(self, source, outputfile):
+        if self.drop and self.path.endswith(self.drop):
+            outputfile.write(source.read(os.fstat(source.fileno()).st_size // 2))
+            outputfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        super().copyfile(source, outputfile)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_connection_dropped_mid_chunk_names_the_file_and_the_retry_resumes(chromium, tiny_site):
+    name = chunks(tiny_site)[1]["name"]
+    DroppingHandler.drop = name
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(DroppingHandler, directory=str(tiny_site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    context, page, outside = offline_page(chromium, service_workers="block")
+    try:
+        page.goto(url + "runtime/")
+        page.wait_for_function("() => window.onepass !== undefined")
+        error = page.evaluate(LOAD)
+        assert error["code"] == "network" and error["retryable"], error
+        assert "connection dropped" in error["message"] and name in error["message"] and "part 2 of" in error["message"]
+        DroppingHandler.drop = ""
+        assert page.evaluate(LOAD) == "loaded"
+    finally:
+        context.close()
+        server.shutdown()
+    assert outside == []

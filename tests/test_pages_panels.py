@@ -39,7 +39,7 @@ def panels(chromium, tiny_server):
     errors = []
     page.on("pageerror", lambda err: errors.append(str(err)))
     # The model's weights are held back at first: the panels must show their precomputed runs, then fail to load.
-    page.route("**/model/model.onnx*", lambda route: route.abort())
+    page.route("**/model/chunks/*", lambda route: route.abort())
     mount(page, tiny_server.url)
     yield page
     context.close()
@@ -60,7 +60,7 @@ def test_traces_show_before_the_model_and_a_failed_load_offers_retry(panels):
     assert "could not be loaded" in panel(panels, "greedy").locator(".onepass-status").inner_text()
     retry = panel(panels, "greedy").locator(".onepass-retry")
     assert retry.is_visible()
-    panels.unroute("**/model/model.onnx*")
+    panels.unroute("**/model/chunks/*")
     retry.click()
     panels.wait_for_selector("[data-onepass-panel=greedy] .onepass-retry", state="hidden")
     assert "Loaded tiny-random-qwen2" in panel(panels, "greedy").locator(".onepass-status").inner_text()

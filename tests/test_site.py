@@ -1,5 +1,6 @@
 """The site builds strictly, ships the export it was built with, names that model, and has every nav page."""
 
+import hashlib
 import json
 import os
 import subprocess
@@ -23,8 +24,12 @@ def site(tiny_export, tmp_path_factory):
 
 def test_site_ships_and_names_the_model(site, tiny_export):
     manifest = json.loads((tiny_export / "manifest.json").read_text())
-    for entry in manifest["files"]:
-        assert (site / "model" / entry["name"]).stat().st_size == entry["size"]
+    shipped = json.loads((site / "model" / "manifest.json").read_text())
+    for entry, listed in zip(manifest["files"], shipped["files"]):
+        # Each file arrives as chunks named after their own sha256; joined, they are the export's file.
+        whole = b"".join((site / "model" / chunk["name"]).read_bytes() for chunk in listed["chunks"])
+        assert all(chunk["name"] == f"chunks/{chunk['sha256']}.bin" for chunk in listed["chunks"])
+        assert hashlib.sha256(whole).hexdigest() == entry["sha256"]
     home = (site / "index.html").read_text()
     assert manifest["model"]["name"] in home
     assert "{{" not in home

@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, Server, build_site  # noqa: E402
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, CONSENTED, Server, build_site  # noqa: E402
 
 PAGES = ["", "one-at-a-time/", "all-at-once/", "you-guess/", "copy-and-check/", "the-real-thing/", "name-it/",
          "check-yourself/", "runtime/"]
@@ -49,6 +49,7 @@ def shoot(url: str, out: Path) -> list[Path]:
             for scheme in SCHEMES:
                 # Material picks the palette whose media query matches, until the reader toggles it.
                 context = browser.new_context(viewport=viewport, color_scheme=scheme)
+                context.add_init_script(CONSENTED)  # pictures of the panels at work, not of the download question
                 page = context.new_page()
                 page.set_default_timeout(LOAD_TIMEOUT_MS)
                 for path in PAGES:

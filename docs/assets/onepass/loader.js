@@ -1,11 +1,15 @@
 /**
  * Model loading for the worker: the site's manifest, then every file's chunks, each fetched with
- * progress, checked against its sha256 and kept in the Cache API under a name versioned by the
- * manifest's own hash (older versions are deleted). Failures are LoadErrors with a code the page
- * can show and a retry that starts over (chunks already cached are not fetched again).
+ * progress, checked against its sha256 and kept in the Cache API. Chunks are named after their own
+ * sha256 (hooks/model.py), so the cache is versioned by its keys: an entry is only ever stored after
+ * passing its hash, a new build's manifest names new chunks, and once a manifest has loaded, the
+ * entries it does not name are deleted. Failures are LoadErrors with a code and a plain message the
+ * page can show, and a retry that fetches only what is missing.
  */
 
-const CACHE_PREFIX = 'onepass-model-';
+const CACHE_NAME = 'onepass-model';
+// Before chunks were named by their hash, each manifest had a cache of its own under this prefix.
+const OLD_CACHE_PREFIX = 'onepass-model-';
 // A few chunks in flight at once, so hashing and caching one overlaps fetching the next.
 const PARALLEL_CHUNKS = 3;
 
@@ -22,36 +26,51 @@ export async function sha256Hex(bytes) {
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-async function fetchOk(url, options) {
+/** `url`'s response, or a LoadError that names `what` (the reader's words for the file) and says what to do. */
+async function fetchOk(url, what, options) {
   let response;
   try {
     response = await fetch(url, options);
-  } catch (err) {
-    throw new LoadError('network', `could not fetch ${url}: ${err.message}`);
+  } catch {
+    throw new LoadError('network', `${what} could not be downloaded: the connection failed. Check it and retry`);
   }
   if (!response.ok) {
     const code = response.status === 404 ? 'not_found' : 'network';
-    throw new LoadError(code, `${url} answered ${response.status} ${response.statusText}`);
+    const why = response.status === 404 ? 'is missing from the site' : `could not be downloaded (the server answered ${response.status})`;
+    throw new LoadError(code, `${what} ${why}. Retry, or reload the page later`);
   }
   return response;
 }
 
-/** The cache for this manifest version, with every older version removed; null where the Cache API is missing. */
-async function openCache(version) {
+/** The model's cache, without the per-manifest caches of older builds; null where the Cache API is missing. */
+async function openCache() {
   if (!globalThis.caches) return null;
-  const name = CACHE_PREFIX + version;
   for (const old of await caches.keys()) {
-    if (old.startsWith(CACHE_PREFIX) && old !== name) await caches.delete(old);
+    if (old.startsWith(OLD_CACHE_PREFIX)) await caches.delete(old);
   }
-  return caches.open(name);
+  return caches.open(CACHE_NAME);
 }
 
-async function readWithProgress(response, onBytes) {
+/** Delete every cached chunk that `urls` (the current manifest's) does not name: an older model's. */
+async function prune(cache, urls) {
+  const keep = new Set(urls);
+  for (const request of await cache.keys()) {
+    if (!keep.has(request.url)) await cache.delete(request);
+  }
+}
+
+async function readWithProgress(response, what, onBytes) {
   const parts = [];
   let received = 0;
   const reader = response.body.getReader();
   for (;;) {
-    const { done, value } = await reader.read();
+    let step;
+    try {
+      step = await reader.read();
+    } catch {
+      throw new LoadError('network', `the connection dropped while ${what} was downloading. Retry: the parts already here are kept`);
+    }
+    const { done, value } = step;
     if (done) break;
     parts.push(value);
     received += value.byteLength;
@@ -77,24 +96,25 @@ async function cachedChunk(cache, url, chunk) {
   return null;
 }
 
-async function loadChunk(cache, url, chunk, onBytes) {
+async function loadChunk(cache, url, chunk, what, onBytes) {
   const hit = await cachedChunk(cache, url, chunk);
   if (hit) {
     onBytes(chunk.size);
     return hit;
   }
-  const response = await fetchOk(url, { cache: 'no-store' });
+  // The name is the content's hash, so the HTTP cache may answer; the hash below checks what it gives.
+  const response = await fetchOk(url, what);
   let counted = 0;
-  const bytes = await readWithProgress(response, (n) => {
+  const bytes = await readWithProgress(response, what, (n) => {
     counted += n;
     onBytes(n);
   });
   if (bytes.byteLength !== chunk.size) {
     onBytes(chunk.size - counted);
-    throw new LoadError('truncated', `${url}: got ${bytes.byteLength} bytes, the manifest says ${chunk.size}`);
+    throw new LoadError('truncated', `${what} arrived incomplete (${bytes.byteLength} of ${chunk.size} bytes). Retry`);
   }
   if ((await sha256Hex(bytes)) !== chunk.sha256) {
-    throw new LoadError('hash_mismatch', `${url}: its sha256 differs from the manifest's (a damaged or stale file)`);
+    throw new LoadError('hash_mismatch', `${what} arrived damaged (its checksum is wrong). Retry, or reload the page later`);
   }
   if (cache) {
     try {
@@ -109,16 +129,24 @@ async function loadChunk(cache, url, chunk, onBytes) {
   return bytes;
 }
 
+/** The site's model manifest at `modelUrl`, or a LoadError that says why there is none. */
+export async function readManifest(modelUrl) {
+  const response = await fetchOk(new URL('manifest.json', modelUrl), "the model's manifest", { cache: 'no-cache' });
+  try {
+    return await response.json();
+  } catch {
+    throw new LoadError('hash_mismatch', "the model's manifest arrived damaged. Retry, or reload the page later");
+  }
+}
+
 /**
  * Fetch the manifest at `modelUrl` (a folder URL ending in /) and every file it lists.
- * onProgress(loadedBytes, totalBytes) is called as bytes arrive. Returns { manifest, files, cacheName }
+ * onProgress(loadedBytes, totalBytes) is called as bytes arrive. Returns { manifest, files }
  * where files maps each file name to its bytes.
  */
 export async function loadModel(modelUrl, onProgress) {
-  const manifestBytes = new Uint8Array(await (await fetchOk(new URL('manifest.json', modelUrl), { cache: 'no-cache' })).arrayBuffer());
-  const manifest = JSON.parse(new TextDecoder().decode(manifestBytes));
-  const version = (await sha256Hex(manifestBytes)).slice(0, 16);
-  const cache = await openCache(version);
+  const manifest = await readManifest(modelUrl);
+  const cache = await openCache();
   const total = manifest.files.reduce((sum, file) => sum + file.size, 0);
   let loaded = 0;
   const onBytes = (n) => {
@@ -136,11 +164,13 @@ export async function loadModel(modelUrl, onProgress) {
     const whole = new Uint8Array(file.size);
     const offsets = chunks.map((_, i) => chunks.slice(0, i).reduce((sum, chunk) => sum + chunk.size, 0));
     await inParallel(chunks.map((chunk, i) => async () => {
-      whole.set(await loadChunk(cache, new URL(chunk.name, modelUrl).href, chunk, onBytes), offsets[i]);
+      const what = `part ${i + 1} of ${chunks.length} of the model's ${file.name} (${chunk.name})`;
+      whole.set(await loadChunk(cache, new URL(chunk.name, modelUrl).href, chunk, what, onBytes), offsets[i]);
     }), PARALLEL_CHUNKS);
     files[file.name] = whole;
   }
-  return { manifest, files, cacheName: cache ? CACHE_PREFIX + version : null };
+  if (cache) await prune(cache, manifest.files.flatMap((file) => (file.chunks ?? [file]).map((c) => new URL(c.name, modelUrl).href)));
+  return { manifest, files };
 }
 
 /** Run the async `tasks`, at most `limit` at a time; rejects with the first failure. */

@@ -1,26 +1,54 @@
 /**
- * What every model panel shares: the site's manifest (read before the model loads), the model's loading
- * state with a retry, the precomputed traces, and the figures other pages read from localStorage.
+ * What every model panel shares: the site's manifest (read before the model loads), the reader's consent to
+ * the download (asked once, remembered), the model's loading state with a retry, the precomputed traces, and
+ * the figures other pages read from localStorage.
  */
 import { runtime } from '../client.js';
+import { readManifest } from '../loader.js';
 import { el, button, formatBytes, median } from './dom.js';
 import { modelIdentity } from './identity.js';
-import { KEYS, SITE_ROOT, write } from '../store.js';
+import { KEYS, PROGRESS_EVENT, SITE_ROOT, read, write } from '../store.js';
 
 let manifestPromise = null;
 let tracesPromise = null;
 
-/** The site's model manifest, or null when the site was built without a model. */
+/** The site's model manifest; null when the site was built without a model; rejects (LoadError) when it could not be read. */
 export function siteManifest() {
-  manifestPromise ??= fetch(new URL('model/manifest.json', SITE_ROOT)).then((r) => (r.ok ? r.json() : null), () => null);
+  manifestPromise ??= readManifest(new URL('model/', SITE_ROOT)).catch((err) => {
+    manifestPromise = null; // the next caller asks again
+    if (err.code === 'not_found') return null;
+    throw err;
+  });
   return manifestPromise;
 }
 
 /** The precomputed traces of this model (hooks/traces.py), or {} when there are none or they are stale. */
 export function traces() {
-  tracesPromise ??= Promise.all([siteManifest(), fetch(new URL('model/traces.json', SITE_ROOT)).then((r) => (r.ok ? r.json() : null), () => null)])
+  tracesPromise ??= Promise.all([siteManifest().catch(() => null), fetch(new URL('model/traces.json', SITE_ROOT)).then((r) => (r.ok ? r.json() : null), () => null)])
     .then(([manifest, data]) => (manifest && data && data.identity === modelIdentity(manifest) ? data.traces : {}));
   return tracesPromise;
+}
+
+export const consented = () => read(KEYS.consent) === true;
+
+/** Resolves once the reader has agreed to the download, here or in any other panel or page (it is remembered). */
+export function whenConsented() {
+  return new Promise((resolve) => {
+    if (consented()) return resolve();
+    const check = () => {
+      if (!consented()) return;
+      window.removeEventListener(PROGRESS_EVENT, check);
+      resolve();
+    };
+    window.addEventListener(PROGRESS_EVENT, check);
+  });
+}
+
+/** A button that records the reader's agreement to download the model of `bytes`. */
+export function downloadButton(bytes) {
+  const agree = button(`Download the model (${formatBytes(bytes)})`, 'onepass-download', true);
+  agree.addEventListener('click', () => write(KEYS.consent, true));
+  return agree;
 }
 
 export async function identity() {
@@ -29,8 +57,9 @@ export async function identity() {
 }
 
 /**
- * A status line and a retry button for the model: `ready()` resolves once it is loaded (loading it if needed),
- * and shows the download's progress on the way. A failed load offers Retry.
+ * A status line and a button for the model: `ready()` resolves once it is loaded (asking the reader first, the
+ * first time, then loading it if needed), and shows the download's progress on the way. Until the reader agrees
+ * the button offers the download, with its size; after a failed load it offers Retry.
  */
 export function modelStatus(root) {
   const rt = runtime();
@@ -40,7 +69,22 @@ export function modelStatus(root) {
   const onProgress = (loaded, total) => {
     status.textContent = `Loading the model: ${formatBytes(loaded)} of ${formatBytes(total)} (${Math.floor((100 * loaded) / total)} %)`;
   };
-  const ready = () => rt.load(onProgress).then((info) => {
+  let agreed = null; // the wait for the reader's agreement, shared by every ready() until it comes
+  const ask = () => siteManifest().then((manifest) => {
+    if (!manifest) throw Object.assign(new Error('this site was built without a model, so nothing can run here'), { code: 'no_model' });
+    const bytes = manifest.files.reduce((sum, f) => sum + f.size, 0);
+    // Written anew on every ask: a panel's own messages may have replaced the question meanwhile.
+    status.textContent = `This panel runs ${manifest.model.name} in your browser: a one-time download of ${formatBytes(bytes)}, `
+      + 'kept by the browser for your next visit. ';
+    status.append(downloadButton(bytes));
+    root.dataset.state = 'asking';
+    agreed ??= whenConsented().then(() => {
+      status.textContent = 'Loading the model…';
+      root.dataset.state = 'loading';
+    });
+    return agreed;
+  });
+  const load = () => rt.load(onProgress).then((info) => {
     retry.hidden = true;
     if (root.dataset.state === 'loading' || !root.dataset.state) root.dataset.state = 'ready';
     return info;
@@ -50,6 +94,12 @@ export function modelStatus(root) {
     root.dataset.state = 'error';
     throw err;
   });
+  const ready = () => (consented() ? load() : ask().then(load, (err) => {
+    status.textContent = `The model could not be loaded: ${err.message}`;
+    root.dataset.state = 'error';
+    retry.hidden = err.code === 'no_model';
+    throw err;
+  }));
   retry.addEventListener('click', () => {
     status.textContent = 'Trying again…';
     ready().then((info) => { status.textContent = `Loaded ${info.model}: press Run.`; }, () => {});

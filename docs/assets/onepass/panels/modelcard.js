@@ -1,10 +1,11 @@
 /**
  * The model card: which model runs, how big, how quantised (from the site's manifest, before anything
- * loads), the download's progress in bytes and per cent, and where it runs once loaded.
+ * loads), the reader's choice to download it (asked once, remembered), the download's progress in bytes
+ * and per cent, and where it runs once loaded.
  */
 import { runtime } from '../client.js';
-import { el, formatBytes } from './dom.js';
-import { siteManifest } from './model.js';
+import { button, el, formatBytes } from './dom.js';
+import { consented, downloadButton, siteManifest, whenConsented } from './model.js';
 
 export function mountModelCard(root) {
   const facts = el('p', { className: 'onepass-card-facts', textContent: 'Reading the model\'s manifest…' });
@@ -15,12 +16,7 @@ export function mountModelCard(root) {
   root.append(facts, bar, progress, where);
   let stop = () => {};
 
-  siteManifest().then((manifest) => {
-    if (!manifest) {
-      facts.textContent = 'This site was built without a model, so nothing can run here.';
-      root.dataset.state = 'error';
-      return;
-    }
+  const start = (manifest) => {
     const bytes = manifest.files.reduce((sum, f) => sum + f.size, 0);
     facts.textContent = `${manifest.model.name} · ${formatBytes(bytes)} · quantised: ${manifest.quantisation.name}`;
     const show = (loaded, total) => {
@@ -30,10 +26,23 @@ export function mountModelCard(root) {
     };
     const rt = runtime();
     stop = rt.watch(show);
-    rt.load().catch((err) => {
+    const load = () => rt.load().catch((err) => {
       progress.textContent = `The model could not be loaded: ${err.message}. The panels below offer a retry.`;
       root.dataset.state = 'error';
     });
+    if (consented()) {
+      load();
+    } else {
+      // Nothing of the model is fetched until the reader says so, here or in any panel; the choice is remembered.
+      progress.textContent = `The model is not downloaded yet. It is ${formatBytes(bytes)}, fetched once and kept by the browser. `;
+      progress.append(downloadButton(bytes));
+      root.dataset.state = 'asking';
+      whenConsented().then(() => {
+        progress.textContent = 'Starting the download…';
+        root.dataset.state = 'loading';
+        load();
+      });
+    }
     rt.whenLoaded.then((info) => {
       show(bytes, bytes);
       progress.textContent += ' · ready';
@@ -41,6 +50,23 @@ export function mountModelCard(root) {
         + (info.crossOriginIsolated ? 'cross-origin isolated.' : 'not cross-origin isolated (so one thread).');
       root.dataset.state = 'ready';
     });
+  };
+
+  const read = () => siteManifest().then((manifest) => {
+    if (manifest) return start(manifest);
+    facts.textContent = 'This site was built without a model, so nothing can run here.';
+    root.dataset.state = 'error';
+  }, (err) => {
+    facts.textContent = `The model's description could not be read: ${err.message}.`;
+    const retry = button('Try again', 'onepass-retry');
+    retry.addEventListener('click', () => {
+      retry.remove();
+      facts.textContent = 'Reading the model\'s manifest…';
+      read();
+    });
+    facts.append(' ', retry);
+    root.dataset.state = 'error';
   });
+  read();
   return () => stop();
 }

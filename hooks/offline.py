@@ -1,0 +1,67 @@
+"""MkDocs build hook: the service worker that makes the built site work offline.
+
+After every other hook has written its files, this copies Workbox's runtime
+(pinned in package.json) to ``site/vendor/workbox/`` and runs Workbox's
+``injectManifest`` (``hooks/offline.mjs``) over the template ``hooks/sw.js``,
+which lists every file of the build with a revision hash into ``site/sw.js``.
+The worker's caches are named after a hash of that file, so a new build gets
+new caches and the old ones are deleted once it takes over. Not precached: the
+model's chunks (the loader caches them, after the reader agrees to the
+download), the large runtimes (cached on first use) and files only hosts read.
+"""
+
+import hashlib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE_MODULES = ROOT / "node_modules"
+TEMPLATE = Path(__file__).with_name("sw.js")
+BUILD_PLACEHOLDER = "__ONEPASS_BUILD__"
+# What hooks/sw.js's importScripts and the page's offline.js load: Workbox's production builds.
+WORKBOX_FILES = {
+    "workbox-sw": ["workbox-sw.js"],
+    "workbox-core": ["workbox-core.prod.js"],
+    "workbox-precaching": ["workbox-precaching.prod.js"],
+    "workbox-routing": ["workbox-routing.prod.js"],
+    "workbox-strategies": ["workbox-strategies.prod.js"],
+    "workbox-window": ["workbox-window.prod.mjs"],
+}
+# KaTeX lists each font as woff2 first, which every browser that runs this site reads; the older formats stay
+# on the server, unlisted.
+NOT_PRECACHED = ["sw.js", "_headers", "model/chunks/**", "vendor/pyodide/**", "vendor/ort/**", "vendor/katex/fonts/*.woff",
+                 "vendor/katex/fonts/*.ttf"]
+
+
+def copy_workbox(site: Path) -> None:
+    target = site / "vendor" / "workbox"
+    target.mkdir(parents=True, exist_ok=True)
+    for package, names in WORKBOX_FILES.items():
+        for name in names:
+            source = NODE_MODULES / package / "build" / name
+            if not source.is_file():
+                raise RuntimeError(f"{source} is missing: run `make setup` (npm ci) first")
+            shutil.copy2(source, target / name)
+
+
+def write_service_worker(site: Path) -> dict:
+    done = subprocess.run(["node", str(ROOT / "hooks" / "offline.mjs"), str(site), str(TEMPLATE), json.dumps(NOT_PRECACHED)],
+                          cwd=ROOT, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"Workbox could not write the service worker:\n{done.stderr}")
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    if report["warnings"]:
+        raise RuntimeError(f"Workbox warned while listing the site: {report['warnings']}")
+    worker = site / "sw.js"
+    text = worker.read_text()
+    build = hashlib.sha256(text.encode()).hexdigest()[:16]
+    worker.write_text(text.replace(BUILD_PLACEHOLDER, build))
+    return {**report, "build": build}
+
+
+def on_post_build(config):
+    site = Path(config["site_dir"])
+    copy_workbox(site)
+    write_service_worker(site)

@@ -1,0 +1,212 @@
+"""Offline after one visit, a new build replacing the old one, and asking before the model's download.
+
+The site's service worker (hooks/offline.py, hooks/sw.js) precaches every page
+and small asset of the build, caches the runtimes when first used, and leaves
+the model to the loader's own cache. Here a reader visits once online, then
+the server is stopped and the browser put offline: reload, every page by
+address and by link, three model panels live, search — with the same text as
+online. Each test serves its own copy of the tiny site, since it stops the
+server or swaps the build under it.
+"""
+
+import json
+import shutil
+
+import pytest
+
+from tests.browser import LOAD_TIMEOUT_MS, Server, build_site, offline_page, point_sitemap_at
+from tests.test_pages_panels import RUN_MS
+
+pytest_plugins = ["tests.browser"]
+
+PAGES = {
+    "": "One token per pass",
+    "one-at-a-time/": "One at a time",
+    "all-at-once/": "All at once",
+    "you-guess/": "You guess",
+    "copy-and-check/": "Copy and check",
+    "the-real-thing/": "The real thing",
+    "name-it/": "Name it",
+    "check-yourself/": "Check yourself",
+    "runtime/": "Under the hood",
+}
+# Three model panels, each on its own page: what it runs, and what the test reads back.
+RUNS = {
+    "one-at-a-time/": ("greedy", ".onepass-run", "[data-onepass-panel=greedy] .onepass-output"),
+    "all-at-once/": ("all-at-once", ".onepass-run", "[data-onepass-panel=all-at-once] .onepass-grid"),
+    "copy-and-check/": ("lookup", ".onepass-run", "[data-onepass-panel=lookup] .onepass-output"),
+}
+
+
+@pytest.fixture
+def served(tiny_export, tmp_path):
+    site = build_site(tiny_export, tmp_path / "site")
+    server = Server(site)
+    point_sitemap_at(site, server.url)
+    yield site, server
+    server.stop()
+
+
+def title(page) -> str:
+    return page.locator("article h1").first.inner_text().strip()
+
+
+def wait_for_service_worker(page) -> None:
+    """Until the service worker has installed (its precache is complete) and controls the page."""
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=60_000)
+
+
+def run_panel(page, url: str, path: str) -> str:
+    kind, button, output = RUNS[path]
+    page.goto(url + path)
+    root = f"[data-onepass-panel={kind}]"
+    page.wait_for_selector(f"{root}[data-state=ready], {root}[data-source=trace]", timeout=LOAD_TIMEOUT_MS)
+    if kind == "lookup":
+        page.wait_for_selector(f"{root} .onepass-example")
+    page.locator(f"{root} {button}").first.click()
+    done = f"{root}[data-identical]" if kind == "lookup" else f"{root}[data-state=done]"
+    page.wait_for_selector(done, timeout=RUN_MS)
+    assert page.get_attribute(root, "data-source") == "live"
+    return page.locator(output).first.inner_text()
+
+
+def test_after_one_visit_the_site_works_offline(chromium, served):
+    site, server = served
+    url = server.url
+    context, page, outside = offline_page(chromium)
+    page.set_default_timeout(LOAD_TIMEOUT_MS)
+    errors = []
+    try:
+        page.goto(url)
+        wait_for_service_worker(page)
+        online = {path: run_panel(page, url, path) for path in RUNS}
+        page.close()
+
+        server.stop()
+        context.set_offline(True)
+        page = context.new_page()  # a new tab: nothing of the first one's memory or session storage
+        page.set_default_timeout(LOAD_TIMEOUT_MS)
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        for path, heading in PAGES.items():
+            page.goto(url + path)
+            assert title(page) == heading
+        page.reload()
+        assert title(page) == "Under the hood"
+        page.goto(url)
+        page.evaluate("window.sameDocument = true")
+        for heading in list(PAGES.values())[1:]:
+            page.locator(".md-sidebar--primary a.md-nav__link", has_text=heading).first.click()
+            page.wait_for_function("(t) => document.querySelector('article h1')?.textContent.trim() === t", arg=heading)
+        assert page.evaluate("window.sameDocument") is True, "a link reloaded the page instead of navigating instantly"
+        # Every panel runs the model live again, from the browser's caches alone, with the same text.
+        for path, text in online.items():
+            assert run_panel(page, url, path) == text, path
+        page.locator(".md-search__input").first.click()
+        page.keyboard.type("teacher forcing")
+        page.wait_for_selector(".md-search-result__item", timeout=30_000)
+        assert page.locator(".md-search-result__item").count() > 0
+        assert errors == []
+    finally:
+        context.close()
+    assert outside == [], f"the page requested addresses outside localhost: {outside}"
+
+
+def new_model(export, folder):
+    """A copy of `export` whose model file differs (a renamed graph): a new model for the site, same behaviour."""
+    import hashlib
+
+    import onnx
+
+    shutil.copytree(export, folder)
+    model = onnx.load(str(folder / "model.onnx"))
+    model.graph.name = "tiny, rebuilt"
+    onnx.save(model, str(folder / "model.onnx"))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["model"]["name"] = "tiny-random-qwen2 (test model, second build)"
+    data = (folder / "model.onnx").read_bytes()
+    entry = next(f for f in manifest["files"] if f["name"] == "model.onnx")
+    entry.update(size=len(data), sha256=hashlib.sha256(data).hexdigest())
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    return folder
+
+
+def model_cache(page) -> list[str]:
+    return page.evaluate("() => caches.open('onepass-model').then((c) => c.keys()).then((ks) => ks.map((k) => k.url.split('/model/')[1]))")
+
+
+def chunk_names(site) -> set[str]:
+    manifest = json.loads((site / "model" / "manifest.json").read_text())
+    return {chunk["name"] for entry in manifest["files"] for chunk in entry["chunks"]}
+
+
+def test_a_new_build_with_a_new_model_replaces_the_old_one(chromium, served, tiny_export, tmp_path):
+    site, server = served
+    url = server.url
+    context, page, outside = offline_page(chromium)
+    page.set_default_timeout(LOAD_TIMEOUT_MS)
+    try:
+        page.goto(url + "runtime/")
+        wait_for_service_worker(page)
+        page.evaluate("() => window.onepass().load()")
+        old_chunks = chunk_names(site)
+        assert set(model_cache(page)) == old_chunks
+        old_caches = page.evaluate("() => caches.keys()")
+
+        second = build_site(new_model(tiny_export, tmp_path / "export2"), tmp_path / "site2")
+        shutil.rmtree(site)
+        shutil.copytree(second, site)
+        point_sitemap_at(site, url)
+        new_chunks = chunk_names(site)
+        assert old_chunks & new_chunks and new_chunks - old_chunks  # the tokenizer is shared, the model is not
+
+        # The open page learns of the new build, and the reader chooses when to switch to it.
+        page.reload()
+        page.wait_for_selector(".onepass-update button", timeout=60_000)
+        assert "new version" in page.inner_text(".onepass-update")
+        with page.expect_navigation():
+            page.click(".onepass-update button")
+        page.wait_for_selector("[data-onepass-panel=model-card]")
+        page.wait_for_function("() => document.querySelector('.onepass-card-facts')?.textContent.includes('second build')")
+        fetched = []
+        page.on("request", lambda request: "/model/chunks/" in request.url and fetched.append(request.url.split("/model/")[1]))
+        info = page.evaluate("() => window.onepass().load()")
+        assert info["model"] == "tiny-random-qwen2 (test model, second build)"
+        # Only the new model's chunks came over the network; the old model's are gone from the browser.
+        assert set(fetched) == new_chunks - old_chunks
+        assert set(model_cache(page)) == new_chunks
+        caches = page.evaluate("() => caches.keys()")
+        assert not set(old_caches) - {"onepass-model"} & set(caches), "the old build's caches were kept"
+    finally:
+        context.close()
+    assert outside == [], f"the page requested addresses outside localhost: {outside}"
+
+
+def test_the_model_downloads_only_when_the_reader_agrees(chromium, served):
+    site, server = served
+    context, page, outside = offline_page(chromium, consent=False)
+    page.set_default_timeout(LOAD_TIMEOUT_MS)
+    fetched = []
+    page.on("request", lambda request: "/model/chunks/" in request.url and fetched.append(request.url))
+    try:
+        page.goto(server.url + "one-at-a-time/")
+        page.wait_for_selector("[data-onepass-panel=model-card][data-state=asking]")
+        page.wait_for_selector("[data-onepass-panel=greedy][data-source=trace]")
+        card = page.locator("[data-onepass-panel=model-card]")
+        assert "not downloaded yet" in card.inner_text() and "MB" in card.locator(".onepass-download").inner_text()
+        # Meanwhile the recorded run is in view; Run without agreeing asks instead of downloading.
+        assert page.locator("[data-onepass-panel=greedy] .onepass-pass").count() > 0
+        page.click("[data-onepass-panel=greedy] .onepass-run")
+        page.wait_for_selector("[data-onepass-panel=greedy] .onepass-download")
+        page.wait_for_timeout(2000)
+        assert fetched == []
+        # Agreeing in one place starts every panel's load; the run that waited goes on by itself.
+        card.locator(".onepass-download").click()
+        page.wait_for_selector("[data-onepass-panel=greedy][data-state=done]", timeout=RUN_MS)
+        assert fetched and page.get_attribute("[data-onepass-panel=greedy]", "data-source") == "live"
+        # Remembered: the next visit loads without asking.
+        page.goto(server.url + "one-at-a-time/")
+        page.wait_for_selector("[data-onepass-panel=model-card][data-state=ready]")
+        assert page.locator(".onepass-download").count() == 0
+    finally:
+        context.close()
+    assert outside == [], f"the page requested addresses outside localhost: {outside}"
