@@ -50,12 +50,10 @@ class PlainHandler(SimpleHTTPRequestHandler):
 
 
 class HeadersHandler(PlainHandler):
-    def __init__(self, *args, rules, **kwargs):
-        self.rules = rules
-        super().__init__(*args, **kwargs)
-
     def end_headers(self):
-        for name, value in headers_for(self.rules, unquote(urlsplit(self.path).path)).items():
+        # Read on every request: a rebuild while serving changes the policy's script hashes.
+        rules = read_rules(Path(self.directory) / "_headers")
+        for name, value in headers_for(rules, unquote(urlsplit(self.path).path)).items():
             self.send_header(name, value)
         super().end_headers()
 
@@ -68,13 +66,9 @@ def main() -> None:
     parser.add_argument("--no-isolation", action="store_true",
                         help="send none of _headers' headers (no COOP/COEP, no CSP), like a plain static host")
     args = parser.parse_args()
-    if args.no_isolation:
-        handler = functools.partial(PlainHandler, directory=args.dir)
-    else:
-        headers_file = Path(args.dir) / "_headers"
-        if not headers_file.is_file():
-            parser.error(f"{headers_file} is missing: build the site first (make site)")
-        handler = functools.partial(HeadersHandler, directory=args.dir, rules=read_rules(headers_file))
+    if not args.no_isolation and not (Path(args.dir) / "_headers").is_file():
+        parser.error(f"{args.dir}/_headers is missing: build the site first (make site)")
+    handler = functools.partial(PlainHandler if args.no_isolation else HeadersHandler, directory=args.dir)
     server = ThreadingHTTPServer((args.host, args.port), handler)
     print(f"serving {args.dir}/ at http://{args.host}:{args.port}/ (Ctrl-C stops)")
     try:
