@@ -10,10 +10,21 @@ correctly and the run shows one side of prompt lookup:
   being rewritten; the model changes only what the tense needs ("watches" ->
   "watched").
 - Spelling: the letters appear nowhere earlier, so no draft survives and
-  every pass yields one token, exactly as in step 2.
+  every pass yields one token, exactly as in step 2. (The 0.5B default model
+  misspells "orange" — it writes "O r n o r e" — and the drafted run writes the
+  same misspelling: drafting changes the passes, never the text.)
+
+``recorded`` runs an example as step 5's panel does (prompt lookup with its
+drafting timed, then one token per pass) for the tests of ``estimate.py``.
 """
 
+import time
 from dataclasses import asdict, dataclass
+
+from .drafted import drafted
+from .greedy import greedy
+from .lookup import MAX_DRAFT, prompt_lookup
+from .seam import Model
 
 
 def chat(user: str) -> str:
@@ -53,7 +64,7 @@ EXAMPLES = (
     Example(
         key="spelling",
         title="Spelling",
-        prompt=chat("Spell the word \"python\" letter by letter, with a space between the letters."),
+        prompt=chat("Spell the word \"orange\" letter by letter, with a space between the letters."),
         max_new=32,
         point="The letters appear nowhere earlier, so every pass yields one token.",
     ),
@@ -65,3 +76,19 @@ def example(key: str) -> Example:
         if candidate.key == key:
             return candidate
     raise KeyError(f"no example {key!r}; choose from {', '.join(e.key for e in EXAMPLES)}")
+
+
+async def recorded(model: Model, prompt: list[int], case: Example) -> dict:
+    """``case`` with prompt lookup and one token per pass, as JSON-ready dicts with the drafting time."""
+    drafting = [0.0]
+
+    def timed(text: list[int]) -> list[int]:
+        began = time.perf_counter()
+        try:
+            return prompt_lookup(text)
+        finally:
+            drafting[0] += time.perf_counter() - began
+
+    lookup = await drafted(model, prompt, timed, case.max_new, mode="lookup")
+    return {"lookup": {**lookup.as_dict(), "proposer_seconds": drafting[0], "max_draft": MAX_DRAFT},
+            "greedy": (await greedy(model, prompt, case.max_new)).as_dict()}
