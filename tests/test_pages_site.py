@@ -187,20 +187,37 @@ def test_without_a_measurement_the_chart_points_to_step_5(page, site):
 def test_the_quiz_explains_keeps_its_score_after_reload_and_the_strip_shows_it(page, site):
     visit(page, site, 8)
     questions = page.locator(".onepass-quiz__question")
-    assert questions.count() == 4
+    assert questions.count() == 6
     questions.nth(0).locator(".onepass-quiz__option").nth(0).click()  # right
     questions.nth(2).locator(".onepass-quiz__option").nth(0).click()  # wrong: the answer is 3
     assert questions.nth(0).locator(".onepass-quiz__feedback").inner_text().startswith("Right.")
     wrong = questions.nth(2).locator(".onepass-quiz__feedback").inner_text()
     assert wrong.startswith("Not quite.") and "Three" in wrong
     assert questions.nth(2).locator(".onepass-quiz__option").nth(1).inner_text().startswith("✓")
-    assert "Quiz: 1 of 4 right" in page.inner_text(".onepass-strip")
+    assert "Quiz: 1 of 6 right" in page.inner_text(".onepass-strip")
     page.reload()
     page.wait_for_selector(".onepass-quiz__feedback")
     assert page.locator(".onepass-quiz__feedback").count() == 2
-    assert "Answered 2 of 4; 1 right so far." in page.inner_text(".onepass-quiz__score")
+    assert "Answered 2 of 6; 1 right so far." in page.inner_text(".onepass-quiz__score")
     visit(page, site, 7)
-    assert "Quiz: 1 of 4 right" in page.inner_text(".onepass-strip")
+    assert "Quiz: 1 of 6 right" in page.inner_text(".onepass-strip")
+
+
+def test_the_quiz_answers_are_the_lesson_s(page, site):
+    visit(page, site, 8)
+    questions = page.evaluate("""async () => (await import(new URL('assets/onepass/quiz.js', location.origin + '/').href))
+        .QUESTIONS.map(q => ({ id: q.id, right: q.options[q.answer], explain: q.explain }))""")
+    answers = {q["id"]: q["right"] for q in questions}
+    assert answers == {
+        "same-text": "identical, token for token — only the number of passes changes.",
+        "one-pass": "Each position sees only earlier tokens, so one pass yields every position’s own prediction.",
+        "first-wrong": "3",
+        "best-length": "Every drafted token costs c, but pays only if all before it were accepted.",
+        "sampling": "The distribution: every token comes out with the target model’s own probability p.",
+        "lookup-pays": "Rewriting a given paragraph in the past tense.",
+    }
+    assert all(len(q["explain"]) > 80 for q in questions)  # every answer says why
+    assert "k − 1" in next(q["explain"] for q in questions if q["id"] == "best-length")
 
 
 def test_katex_typesets_the_formula_from_the_site(page, site):
