@@ -1,18 +1,21 @@
 """The worked examples of step 5 ("Copy and check"), run with prompt lookup on the real model.
 
 Prompts are in Qwen's chat format, which the instruct model follows and ends
-with ``<|im_end|>``. Each was chosen because the default model answers it
-correctly and the run shows one side of prompt lookup:
+with ``<|im_end|>``. Each run shows one side of prompt lookup:
 
 - Capitals: the scaffolding " The capital of" is copied from the sentence
-  before; the facts (" is", the city) are new, so those passes yield one token.
+  before and kept; after a country, lookup copies the prompt's list of
+  countries (", Spain, ..."), after " is" the city before, and both are
+  rejected; after a new city there is nothing to copy.
 - Past tense: long runs such as " the mat and" are copied from the sentence
   being rewritten; the model changes only what the tense needs ("watches" ->
   "watched").
-- Spelling: the letters appear nowhere earlier, so no draft survives and
-  every pass yields one token, exactly as in step 2. (The 0.5B default model
-  misspells "orange" — it writes "O r n o r e" — and the drafted run writes the
-  same misspelling: drafting changes the passes, never the text.)
+- Spelling: the spelled-out letters appear nowhere in the prompt, the one copy
+  (after a repeated letter) is rejected, and every pass yields one token,
+  exactly as in step 2. The default model answers the first two correctly
+  but misspells "orange" ("O r n o r e", whatever the wording of the request),
+  and the drafted run writes the same misspelling: drafting changes the
+  passes, never the text.
 
 ``recorded`` runs an example as step 5's panel does (prompt lookup with its
 drafting timed, then one token per pass) for the tests of ``estimate.py``.
@@ -51,7 +54,8 @@ EXAMPLES = (
         prompt=chat("Write one short sentence for each country, of the form 'The capital of X is Y.': "
                     "France, Germany, Italy, Spain, Poland, Austria, Greece, Norway."),
         max_new=96,
-        point="The copier wins on the repeated scaffolding and loses on the new facts.",
+        point="The copier wins on the repeated scaffolding (\"The capital of\", copied from the sentence before) and "
+              "loses on the facts: the new cities, and the countries, which it copies from the prompt's list.",
     ),
     Example(
         key="past-tense",
@@ -66,7 +70,8 @@ EXAMPLES = (
         title="Spelling",
         prompt=chat("Spell the word \"orange\" letter by letter, with a space between the letters."),
         max_new=32,
-        point="The letters appear nowhere earlier, so every pass yields one token.",
+        point="The spelled-out letters appear nowhere in the prompt, so no copy survives: every pass yields one token. "
+              "Whatever the model writes, right or wrong, the drafted text is the same.",
     ),
 )
 
