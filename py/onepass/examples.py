@@ -13,7 +13,7 @@ with ``<|im_end|>``. Each run shows one side of prompt lookup:
 - Spelling: the spelled-out letters appear nowhere in the prompt, the one copy
   (after a repeated letter) is rejected, and every pass yields one token,
   exactly as in step 2. The default model answers the first two correctly
-  but misspells "orange" ("O r n o r e", whatever the wording of the request),
+  but misspells "orange" ("O r n o r e"; so did every other wording tried),
   and the drafted run writes the same misspelling: drafting changes the
   passes, never the text.
 
