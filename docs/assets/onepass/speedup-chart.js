@@ -65,7 +65,8 @@ function describeRun(run) {
   }
   parts.push(`. The formula gives these figures at γ = ${run.gamma} with α = ${run.alpha.toFixed(2)} and `
     + `c = ${run.c.toFixed(3)}${run.c === 0 ? ' (or a little more time: drafted passes came out quicker than ordinary ones, and c cannot be below 0)' : ''}; `
-    + 'the dotted line is the formula at that α and c.');
+    + `the dotted line is the formula at that α and c: ${speedup(run.alpha, run.gamma, run.c).toFixed(2)}× at γ = ${run.gamma}, `
+    + 'as your run measured; at other lengths, the formula\'s guess.');
   return parts.join('');
 }
 
