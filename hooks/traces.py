@@ -3,8 +3,8 @@
 While the model downloads, the panels show these runs, so the reader can start
 before anything has loaded (as the Transformer Explainer does). Each is labelled
 a recorded run and stamped with where and when it was recorded (the build
-machine, natively): its passes are the ones the reader's browser will compute,
-its times are not the reader's, so no page mixes them with live ones. They come from the same ``py/onepass`` code the
+machine, natively): the same model and code, but not the reader's times, so
+no page mixes them with live ones. They come from the same ``py/onepass`` code the
 browser runs (``backends/browser.py``'s entry points over ``backends/native.py``),
 and ``site/model/traces.json`` carries the model's identity (its files'
 hashes), so the page never shows a trace of another model. Results are cached

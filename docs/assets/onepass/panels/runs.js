@@ -9,8 +9,8 @@ import { button, el, ms } from './dom.js';
 import { modelStatus, recordLastPass, traces } from './model.js';
 import { PassView } from './passview.js';
 
-export const TRACE_NOTE = 'A recorded run, made when this site was built, on the build machine: the passes are the ones your '
-  + 'browser will compute, the times are that machine\'s, not yours. Live runs replace it once the model has loaded.';
+export const TRACE_NOTE = 'A recorded run, made when this site was built, on the build machine: the same model and code as '
+  + 'here, but the times are that machine\'s, not yours. Live runs replace it once the model has loaded.';
 
 /** The note under a recorded run: TRACE_NOTE, and where and when it was recorded (hooks/traces.py stamps it). */
 function recordedNote(trace) {
