@@ -155,3 +155,19 @@ def test_no_serious_violations_before_and_after_a_run(chromium, tiny_server, pat
     assert not found, f"{path or 'index'} ({scheme}):\n" + "\n".join(found)
     assert outside == [], f"the page requested addresses outside localhost: {outside}"
     assert errors == [], errors
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_the_download_question_is_accessible(chromium, tiny_server, scheme):
+    """A first visit, before the reader has agreed to the model's download: the card and panels ask."""
+    context, page, outside = offline_page(chromium, consent=False, viewport=DESKTOP, color_scheme=scheme, bypass_csp=True)
+    try:
+        page.goto(tiny_server.url + "one-at-a-time/")
+        page.wait_for_selector("[data-onepass-panel=model-card][data-state=asking] .onepass-download")
+        page.click("[data-onepass-panel=greedy] .onepass-run")  # the panel asks too
+        page.wait_for_selector("[data-onepass-panel=greedy] .onepass-download")
+        found = audit(page, "asking")
+    finally:
+        context.close()
+    assert not found, "\n".join(found)
+    assert outside == []
