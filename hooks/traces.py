@@ -1,8 +1,10 @@
 """MkDocs build hook: precompute each panel's default example on the site's model, natively.
 
-While the model downloads, the panels show these runs (marked "precomputed at
-build time"), so the reader can start before anything has loaded (as the
-Transformer Explainer does). They come from the same ``py/onepass`` code the
+While the model downloads, the panels show these runs, so the reader can start
+before anything has loaded (as the Transformer Explainer does). Each is labelled
+a recorded run and stamped with where and when it was recorded (the build
+machine, natively): the same model and code, but not the reader's times, so
+no page mixes them with live ones. They come from the same ``py/onepass`` code the
 browser runs (``backends/browser.py``'s entry points over ``backends/native.py``),
 and ``site/model/traces.json`` carries the model's identity (its files'
 hashes), so the page never shows a trace of another model. Results are cached
@@ -17,7 +19,9 @@ import asyncio
 import hashlib
 import json
 import os
+import platform
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,6 +35,17 @@ ALL_AT_ONCE = {"text": "The capital of France is Paris. The capital of Germany i
 GUESS = {"text": "The capital of France is Paris. The capital of Germany is", "guess": " Berlin.", "kvCache": True}
 CONTINUATION_TOKENS = 6  # the "right throughout" guess: the model's own next tokens
 LOOKUP = {"text": EXAMPLES[0].prompt, "mode": "lookup", "kvCache": True, "maxNew": EXAMPLES[0].max_new}
+
+
+def build_machine() -> str:
+    """The machine the traces are recorded on, in a few words, for the note under each one."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                   if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass  # not Linux: the platform's own name will do
+    return f"{cpu}, {os.cpu_count()} cores"
 
 
 def identity(manifest: dict) -> str:
@@ -87,17 +102,18 @@ async def recorded(model, labels: Labels, request: dict) -> dict:
 
 
 async def precompute(folder: Path) -> dict:
-    from onepass.backends.native import NativeModel
+    from onepass.backends.native import THREADS, NativeModel
     from onepass.backends.tokenizer import NativeTokenizer
 
     model, labels = NativeModel(folder), Labels(NativeTokenizer(folder))
+    stamp = {"machine": build_machine(), "threads": THREADS, "date": time.strftime("%Y-%m-%d")}
     encode = labels.tokenizer.encode
     predictions = json.loads(await browser.predict(model, encode(ALL_AT_ONCE["text"])))
     predictions["labels"] = labels.of(predictions["ids"] + [t for row in predictions["topk_ids"] for t in row])
     prompt = encode(GUESS["text"])
     checked = json.loads(await browser.verify_guess(model, prompt, encode(GUESS["guess"]), GUESS["kvCache"]))
     own = await recorded(model, labels, {**GREEDY, "text": GUESS["text"], "maxNew": CONTINUATION_TOKENS})
-    return {
+    traces = {
         "greedy": await recorded(model, labels, GREEDY),
         "all-at-once": {"request": ALL_AT_ONCE, "result": predictions},
         "guess": {"request": GUESS, "continuation": own["result"]["text"],
@@ -105,6 +121,7 @@ async def precompute(folder: Path) -> dict:
                                                                                      + checked["added"])}},
         "lookup": await recorded(model, labels, LOOKUP),
     }
+    return {key: {**trace, "recorded": stamp} for key, trace in traces.items()}
 
 
 def on_post_build(config):

@@ -88,3 +88,14 @@ def test_exactness_runs_every_nth_prompt(tiny_export, tmp_path, capsys):
     assert main(argv) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["prompts"] == 3 and summary["modes"][0]["identical"] == 3
+
+
+def test_examples_record_every_pass_for_the_estimate(tiny_export, tmp_path, capsys):
+    record = tmp_path / "runs.json"
+    assert main(["examples", "--model", str(tiny_export), "--record", str(record)]) == 0
+    runs = json.loads(record.read_text())["runs"]
+    assert sorted(runs) == ["capitals", "past-tense", "spelling"]
+    for pair in runs.values():
+        assert pair["lookup"]["tokens"] == pair["greedy"]["tokens"]
+        assert pair["lookup"]["max_draft"] == 6 and pair["lookup"]["proposer_seconds"] >= 0
+        assert all(p["seconds"] > 0 for p in pair["lookup"]["passes"] + pair["greedy"]["passes"])

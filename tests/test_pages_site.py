@@ -9,6 +9,7 @@ import json
 import pytest
 import yaml
 
+from onepass.estimate import fit, measured
 from onepass.speedup import MAX_GAMMA, best_gamma, speedup
 from tests.browser import ROOT
 
@@ -19,8 +20,10 @@ NAV = [(title, page) for entry in yaml.load((ROOT / "mkdocs.yml").read_text(), L
 STEP_PATHS = ["" if page == "index.md" else page.removesuffix(".md") + "/" for _, page in NAV[:8]]
 NO_MODEL_STEPS = [1, 6, 7, 8]
 CHART = "[data-onepass-widget=speedup-chart]"
-MEASURED = {"alpha": 0.62, "c": 0.004, "gamma": 6, "tokens_per_pass": 1.93, "passes": 41, "tokens": 79,
-            "greedy_passes": 79, "label": "Capitals <b>bold?</b>"}
+MEASURED = {"alpha": 0.62, "c": 0.004, "gamma": 6, "passes": 41, "tokens": 79, "greedy_passes": 79,
+            "label": "Capitals <b>bold?</b>",
+            "fitted": {"passes": 40, "tokens": 78, "ms_per_token": 151.2, "greedy_ms_per_token": 160.4}}
+RECORDINGS = sorted((ROOT / "tests" / "data").glob("runs-*.json"))
 
 
 @pytest.fixture(scope="module")
@@ -100,11 +103,15 @@ def test_a_damaged_progress_value_reads_as_no_progress(page, site):
 def test_the_chart_reacts_to_its_controls(page, site):
     visit(page, site, 6)
     page.wait_for_selector(f"{CHART}[data-ready]")
-    set_slider(page, "alpha", 0.9)
+    set_slider(page, "alpha", 0.8)
     set_slider(page, "c", 0.02)
-    page.wait_for_function(f"() => document.querySelector('{CHART}').dataset.best === '10'")
-    assert "Best draft length: γ = 10" in page.inner_text(".onepass-chart__summary")
-    assert min(bars(page)) > 1
+    # A good, cheap draft: the best length is past a handful, and the γ axis reaches far enough to show it.
+    page.wait_for_function(f"() => document.querySelector('{CHART}').dataset.best === '{best_gamma(0.8, 0.02)}'")
+    assert f"Best draft length: γ = {best_gamma(0.8, 0.02)}, 3.82×" in page.inner_text(".onepass-chart__summary")
+    assert len(bars(page)) == MAX_GAMMA and min(bars(page)) > 1
+    set_slider(page, "alpha", 0.95)
+    set_slider(page, "c", 0.01)
+    assert "That is the chart's end" in page.inner_text(".onepass-chart__summary")
     set_slider(page, "alpha", 0.6)
     set_slider(page, "c", 0.1)
     best = int(page.get_attribute(CHART, "data-best"))
@@ -124,15 +131,35 @@ def test_the_js_formula_equals_py_onepass_speedup(page, site):
     costs = [0.0, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0]
     gammas = list(range(11))
     js = page.evaluate("""async ([alphas, costs, gammas]) => {
-        const { speedup, bestGamma } = await import(new URL('assets/onepass/speedup.js', location.origin + '/').href);
-        const upTo = Array.from({ length: MAX + 1 }, (_, g) => g);
-        return alphas.map(a => costs.map(c => ({ values: gammas.map(g => speedup(a, g, c)), best: bestGamma(a, c, upTo) })));
-    }""".replace("MAX", str(MAX_GAMMA)), [alphas, costs, gammas])
+        const { MAX_GAMMA, speedup, bestGamma } = await import(new URL('assets/onepass/speedup.js', location.origin + '/').href);
+        const upTo = Array.from({ length: MAX_GAMMA + 1 }, (_, g) => g);
+        return { max: MAX_GAMMA, grid: alphas.map(a => costs.map(c => ({ values: gammas.map(g => speedup(a, g, c)),
+            best: bestGamma(a, c, upTo) }))) };
+    }""", [alphas, costs, gammas])
+    assert js["max"] == MAX_GAMMA
+    js = js["grid"]
     for a, by_cost in zip(alphas, js):
         for c, result in zip(costs, by_cost):
             for g, value in zip(gammas, result["values"]):
                 assert value == pytest.approx(speedup(a, g, c), rel=1e-12, abs=1e-15), (a, c, g)
             assert result["best"] == best_gamma(a, c), (a, c)
+
+
+@pytest.mark.parametrize("recording", RECORDINGS, ids=[path.stem for path in RECORDINGS])
+def test_the_js_estimate_of_alpha_and_c_equals_py_onepass_estimate(page, site, recording):
+    """estimate.js (what step 5 stores for the chart) against estimate.py on runs recorded natively."""
+    visit(page, site, 6)
+    runs = json.loads(recording.read_text())["runs"]
+    js = page.evaluate("""async (runs) => {
+        const { fit, measured } = await import(new URL('assets/onepass/estimate.js', location.origin + '/').href);
+        return Object.fromEntries(Object.entries(runs).map(([key, r]) => [key,
+            fit(measured(r.lookup, r.greedy, r.lookup.proposer_seconds, r.lookup.max_draft))]));
+    }""", runs)
+    for key, r in runs.items():
+        py = fit(measured(r["lookup"], r["greedy"], r["lookup"]["proposer_seconds"], r["lookup"]["max_draft"]))
+        assert js[key]["gamma"] == py.gamma, key
+        assert js[key]["alpha"] == pytest.approx(py.alpha, rel=1e-12, abs=1e-15), key
+        assert js[key]["c"] == pytest.approx(py.c, rel=1e-12, abs=1e-15), key
 
 
 def test_the_measured_alpha_and_c_from_step_5_show_on_the_chart(page, site):
@@ -142,6 +169,7 @@ def test_the_measured_alpha_and_c_from_step_5_show_on_the_chart(page, site):
     page.wait_for_selector(f"{CHART}[data-ready]")
     note = page.inner_text(".onepass-chart__measured")
     assert "Capitals <b>bold?</b>" in note and "α = 0.62" in note and "79 tokens in 41 passes" in note
+    assert "1.95 tokens per pass and 151 ms per token in this tab, against 160 ms one at a time" in note
     labels = page.eval_on_selector(f"{CHART} canvas", "c => Chart.getChart(c).data.datasets.map(d => d.label)")
     assert "your step-5 α and c" in labels
     page.click("text=Use my α and c")
@@ -159,20 +187,37 @@ def test_without_a_measurement_the_chart_points_to_step_5(page, site):
 def test_the_quiz_explains_keeps_its_score_after_reload_and_the_strip_shows_it(page, site):
     visit(page, site, 8)
     questions = page.locator(".onepass-quiz__question")
-    assert questions.count() == 4
+    assert questions.count() == 6
     questions.nth(0).locator(".onepass-quiz__option").nth(0).click()  # right
     questions.nth(2).locator(".onepass-quiz__option").nth(0).click()  # wrong: the answer is 3
     assert questions.nth(0).locator(".onepass-quiz__feedback").inner_text().startswith("Right.")
     wrong = questions.nth(2).locator(".onepass-quiz__feedback").inner_text()
     assert wrong.startswith("Not quite.") and "Three" in wrong
     assert questions.nth(2).locator(".onepass-quiz__option").nth(1).inner_text().startswith("✓")
-    assert "Quiz: 1 of 4 right" in page.inner_text(".onepass-strip")
+    assert "Quiz: 1 of 6 right" in page.inner_text(".onepass-strip")
     page.reload()
     page.wait_for_selector(".onepass-quiz__feedback")
     assert page.locator(".onepass-quiz__feedback").count() == 2
-    assert "Answered 2 of 4; 1 right so far." in page.inner_text(".onepass-quiz__score")
+    assert "Answered 2 of 6; 1 right so far." in page.inner_text(".onepass-quiz__score")
     visit(page, site, 7)
-    assert "Quiz: 1 of 4 right" in page.inner_text(".onepass-strip")
+    assert "Quiz: 1 of 6 right" in page.inner_text(".onepass-strip")
+
+
+def test_the_quiz_answers_are_the_lesson_s(page, site):
+    visit(page, site, 8)
+    questions = page.evaluate("""async () => (await import(new URL('assets/onepass/quiz.js', location.origin + '/').href))
+        .QUESTIONS.map(q => ({ id: q.id, right: q.options[q.answer], explain: q.explain }))""")
+    answers = {q["id"]: q["right"] for q in questions}
+    assert answers == {
+        "same-text": "identical, token for token — only the number of passes changes.",
+        "one-pass": "Each position sees only earlier tokens, so one pass yields every position’s own prediction.",
+        "first-wrong": "3",
+        "best-length": "Every drafted token costs c, but pays only if all before it were accepted.",
+        "sampling": "The distribution: every token comes out with the target model’s own probability p.",
+        "lookup-pays": "Rewriting a given paragraph in the past tense.",
+    }
+    assert all(len(q["explain"]) > 80 for q in questions)  # every answer says why
+    assert "k − 1" in next(q["explain"] for q in questions if q["id"] == "best-length")
 
 
 def test_katex_typesets_the_formula_from_the_site(page, site):

@@ -51,3 +51,19 @@ def test_no_page_points_outside_the_site_for_scripts_styles_or_fonts(site):
         html = page.read_text()
         for marker in ('src="http', "src='http", 'href="https://fonts', "cdn.jsdelivr", "unpkg.com", "cdnjs"):
             assert marker not in html, f"{page.relative_to(site)} loads {marker!r} from outside the site"
+
+
+def test_the_pages_split_the_parameters_as_the_manifest_implies(site, tiny_export):
+    model = json.loads((tiny_export / "manifest.json").read_text())
+    table = model["vocab_size"] * model["model"]["hidden_size"]
+    layers = model["model"]["parameters"] - 2 * table  # the test model, like the default one, has two word tables
+    step2 = (site / "one-at-a-time" / "index.html").read_text()
+    assert f"layers\n({layers:,} here)" in step2 and f"{model['vocab_size']:,} tokens" in step2
+    assert "a pass reads only one row of it per token" in step2
+
+
+def test_recorded_runs_say_where_and_when_they_were_recorded(site):
+    traces = json.loads((site / "model" / "traces.json").read_text())["traces"]
+    for trace in traces.values():
+        stamp = trace["recorded"]
+        assert stamp["machine"] and stamp["threads"] >= 1 and len(stamp["date"]) == 10

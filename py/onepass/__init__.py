@@ -13,4 +13,5 @@ One module per idea of the lesson:
     drafted.py       generation with any proposer; the text equals greedy's
     sampling.py      the rule that keeps sampled output exact (step 6)
     speedup.py       expected tokens per pass and speed-up (steps 6-7)
+    estimate.py      the alpha and c of a drafted run, as the speed-up formula sees them (step 6)
 """

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from .drafted import drafted
-from .examples import EXAMPLES
+from .examples import EXAMPLES, recorded
 from .exactness import PROPOSERS, compare, summarize
 from .greedy import greedy
 from .lookup import prompt_lookup
@@ -72,6 +72,8 @@ def parser() -> argparse.ArgumentParser:
     examples = commands.add_parser("examples", help="run step 5's worked examples with prompt lookup")
     add_model_arguments(examples)
     examples.add_argument("--json", action="store_true")
+    examples.add_argument("--record", type=Path, metavar="FILE",
+                          help="also write every pass of the runs, with timings, to FILE (as tests/data/runs-*.json)")
     examples.set_defaults(command=examples_command)
     return top
 
@@ -187,13 +189,16 @@ def exactness_command(args) -> int:
 
 def examples_command(args) -> int:
     model, tokenizer = open_model(args)
-    results = []
+    results, runs = [], {}
     for example in EXAMPLES:
-        prompt = tokenizer.encode(example.prompt)
-        run = asyncio.run(drafted(model, prompt, prompt_lookup, example.max_new, mode="lookup"))
-        reference = asyncio.run(greedy(model, prompt, example.max_new))
-        results.append({"example": example.key, "identical": run.tokens == reference.tokens,
-                        "greedy_passes": len(reference.passes), "text": tokenizer.decode(run.tokens), **run.totals()})
+        runs[example.key] = asyncio.run(recorded(model, tokenizer.encode(example.prompt), example))
+        lookup, reference = runs[example.key]["lookup"], runs[example.key]["greedy"]
+        results.append({"example": example.key, "identical": lookup["tokens"] == reference["tokens"],
+                        "greedy_passes": len(reference["passes"]), "text": tokenizer.decode(lookup["tokens"]),
+                        **lookup["totals"]})
+    if args.record:
+        args.record.write_text(json.dumps({"model": model.facts.name, "threads": args.threads,
+                                           "recorded": time.strftime("%Y-%m-%d"), "runs": runs}) + "\n")
     if args.json:
         print(json.dumps({"model": model.facts.name, "examples": results}, ensure_ascii=False, indent=1))
     else:

@@ -1,19 +1,33 @@
 """The worked examples of step 5 ("Copy and check"), run with prompt lookup on the real model.
 
 Prompts are in Qwen's chat format, which the instruct model follows and ends
-with ``<|im_end|>``. Each was chosen because the default model answers it
-correctly and the run shows one side of prompt lookup:
+with ``<|im_end|>``. Each run shows one side of prompt lookup:
 
 - Capitals: the scaffolding " The capital of" is copied from the sentence
-  before; the facts (" is", the city) are new, so those passes yield one token.
+  before and kept; after a country, lookup copies the prompt's list of
+  countries (", Spain, ..."), after " is" the city before, and both are
+  rejected; after a new city there is nothing to copy.
 - Past tense: long runs such as " the mat and" are copied from the sentence
   being rewritten; the model changes only what the tense needs ("watches" ->
   "watched").
-- Spelling: the letters appear nowhere earlier, so no draft survives and
-  every pass yields one token, exactly as in step 2.
+- Spelling: the spelled-out letters appear nowhere in the prompt, the one copy
+  (after a repeated letter) is rejected, and every pass yields one token,
+  exactly as in step 2. The default model answers the first two correctly
+  but misspells "orange" ("O r n o r e"; so did every other wording tried),
+  and the drafted run writes the same misspelling: drafting changes the
+  passes, never the text.
+
+``recorded`` runs an example as step 5's panel does (prompt lookup with its
+drafting timed, then one token per pass) for the tests of ``estimate.py``.
 """
 
+import time
 from dataclasses import asdict, dataclass
+
+from .drafted import drafted
+from .greedy import greedy
+from .lookup import MAX_DRAFT, prompt_lookup
+from .seam import Model
 
 
 def chat(user: str) -> str:
@@ -40,7 +54,8 @@ EXAMPLES = (
         prompt=chat("Write one short sentence for each country, of the form 'The capital of X is Y.': "
                     "France, Germany, Italy, Spain, Poland, Austria, Greece, Norway."),
         max_new=96,
-        point="The copier wins on the repeated scaffolding and loses on the new facts.",
+        point="The copier wins on the repeated scaffolding (\"The capital of\", copied from the sentence before) and "
+              "loses on the facts: the new cities, and the countries, which it copies from the prompt's list.",
     ),
     Example(
         key="past-tense",
@@ -53,9 +68,10 @@ EXAMPLES = (
     Example(
         key="spelling",
         title="Spelling",
-        prompt=chat("Spell the word \"python\" letter by letter, with a space between the letters."),
+        prompt=chat("Spell the word \"orange\" letter by letter, with a space between the letters."),
         max_new=32,
-        point="The letters appear nowhere earlier, so every pass yields one token.",
+        point="The spelled-out letters appear nowhere in the prompt, so no copy survives: every pass yields one token. "
+              "Whatever the model writes, right or wrong, the drafted text is the same.",
     ),
 )
 
@@ -65,3 +81,19 @@ def example(key: str) -> Example:
         if candidate.key == key:
             return candidate
     raise KeyError(f"no example {key!r}; choose from {', '.join(e.key for e in EXAMPLES)}")
+
+
+async def recorded(model: Model, prompt: list[int], case: Example) -> dict:
+    """``case`` with prompt lookup and one token per pass, as JSON-ready dicts with the drafting time."""
+    drafting = [0.0]
+
+    def timed(text: list[int]) -> list[int]:
+        began = time.perf_counter()
+        try:
+            return prompt_lookup(text)
+        finally:
+            drafting[0] += time.perf_counter() - began
+
+    lookup = await drafted(model, prompt, timed, case.max_new, mode="lookup")
+    return {"lookup": {**lookup.as_dict(), "proposer_seconds": drafting[0], "max_draft": MAX_DRAFT},
+            "greedy": (await greedy(model, prompt, case.max_new)).as_dict()}

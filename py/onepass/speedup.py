@@ -13,7 +13,7 @@ only if every token in it is right, so for c > 0 there is a best gamma.
 Reference: Leviathan, Kalman & Matias (2023), equation 1 and Theorem 3.8.
 """
 
-MAX_GAMMA = 20  # the search for the best draft length stops here (with c = 0 longer is always better)
+MAX_GAMMA = 20  # the best-length search and step 6's chart stop here (with c = 0 longer is always better)
 
 
 def expected_tokens(alpha: float, gamma: int) -> float:

@@ -17,5 +17,7 @@ export async function typeset() {
     const tex = source.match(DELIMITERS)?.[1] ?? source;
     katex.render(tex, node, { displayMode: node.tagName === 'DIV', throwOnError: false });
     node.dataset.typeset = '';
+    // A display formula wider than a phone scrolls sideways; focusable, it scrolls from the keyboard too.
+    if (node.tagName === 'DIV') node.tabIndex = 0;
   }
 }

@@ -1,5 +1,5 @@
 /**
- * Step 8's quiz: four multiple-choice questions on the station's central ideas. The first answer to a
+ * Step 8's quiz: six multiple-choice questions on the station's central ideas. The first answer to a
  * question counts; the feedback explains the right answer whether the reader found it or not.
  * Answers persist in `onepass.quiz` as {answers: {questionId: optionIndex}, right, total}, which the
  * strip reads for the score.
@@ -46,7 +46,29 @@ export const QUESTIONS = [
       'Every drafted token costs c, but pays only if all before it were accepted.',
     ],
     answer: 2,
-    explain: 'The k-th drafted token is used only if the k before it were all right, with probability αᵏ, while its cost c is paid every time. So the gain per extra token shrinks and the cost does not: the speed-up peaks at a handful of tokens, and for a poor draft it falls below 1.',
+    explain: 'The k-th drafted token is kept only if the k − 1 before it were right and it is right too, with probability αᵏ, while its cost c is paid every time. So the gain from each extra token shrinks and its cost does not: the speed-up peaks, at a handful of tokens for an ordinary draft (longer for a very good, cheap one), and for a poor draft it falls below 1.',
+  },
+  {
+    id: 'sampling',
+    text: 'With sampling, a drafted token is accepted with probability min(1, p/q), and on rejection a token is drawn from the remainder max(0, p − q). What does that keep exact?',
+    options: [
+      'The text: it is the same text greedy generation would write.',
+      'The distribution: every token comes out with the target model’s own probability p.',
+      'Nothing exactly; it is a close approximation that improves with a better draft.',
+    ],
+    answer: 1,
+    explain: 'A token comes out by two routes: drafted and accepted, with probability q · min(1, p/q) = min(p, q), or drawn after a rejection, which adds max(0, p − q). Together that is p, for every token and for any draft. Sampled text differs from run to run, so there is no single text to match; what is exact is the chance of each text. A better draft changes only how often the remainder is needed.',
+  },
+  {
+    id: 'lookup-pays',
+    text: 'Prompt lookup copies a draft from earlier in the text. On which request does it save the most passes?',
+    options: [
+      'Rewriting a given paragraph in the past tense.',
+      'Answering a question with facts that appear nowhere in the prompt.',
+      'It saves the same on any request, because copying is free.',
+    ],
+    answer: 0,
+    explain: 'A copy is only right when the answer repeats text that is already there. A rewrite repeats most of its original word for word, so long copied runs are accepted (step 5’s Past tense). New facts appear nowhere earlier, so there is nothing right to copy: those passes yield one token each, as in step 2 — cheaply, but without saving a pass.',
   },
 ];
 

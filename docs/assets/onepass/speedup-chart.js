@@ -1,16 +1,17 @@
 /**
- * Step 6's speed-up chart: bars of the speed-up against draft length gamma = 1..10 for the acceptance
+ * Step 6's speed-up chart: bars of the speed-up against draft length gamma = 1..MAX_GAMMA for the acceptance
  * rate alpha and cost ratio c set by sliders, a break-even line at 1, the best gamma starred (in its
- * label and in the text, not by colour alone). Needs no model. If a step-5 run left its measured
- * alpha and c in `onepass.measured`, they are drawn as a second series and one button applies them.
+ * label and in the text, not by colour alone). Needs no model. If a step-5 run left its alpha and c
+ * (fitted to the run by estimate.js) in `onepass.measured`, they are drawn as a second series, the sentence
+ * beside it states the measured figures they reproduce, and one button applies them.
  * Colours come from Material's CSS variables and follow the light/dark toggle.
  */
 import { loadChart } from './libs.js';
 import { KEYS, SITE_ROOT, finite, read } from './store.js';
 import { el } from './panels/dom.js';
-import { bestGamma, speedup } from './speedup.js';
+import { MAX_GAMMA, bestGamma, speedup } from './speedup.js';
 
-const GAMMAS = Array.from({ length: 10 }, (_, i) => i + 1);
+const GAMMAS = Array.from({ length: MAX_GAMMA }, (_, i) => i + 1);
 const START = { alpha: 0.7, c: 0.05, gamma: 4 }; // a good small draft model, as in the literature
 const SLIDERS = [
   { key: 'alpha', label: 'Acceptance rate α', min: 0, max: 1, step: 0.01, digits: 2 },
@@ -37,23 +38,35 @@ function palette() {
     best: v('--md-accent-fg-color'), line: v('--md-default-fg-color--light') };
 }
 
-/** The reader's measured alpha and c from step 5, or null when absent or unusable. */
+/** The reader's alpha and c from step 5, or null when absent or unusable. */
 function measuredRun() {
   const m = read(KEYS.measured);
   if (!m || typeof m !== 'object') return null;
   const alpha = finite(m.alpha);
   const c = finite(m.c);
-  if (alpha === null || alpha < 0 || alpha > 1 || c === null || c < 0) return null;
-  return { alpha, c, gamma: finite(m.gamma), tokensPerPass: finite(m.tokens_per_pass), passes: finite(m.passes),
-    tokens: finite(m.tokens), greedyPasses: finite(m.greedy_passes), label: typeof m.label === 'string' ? m.label : 'your text' };
+  const gamma = finite(m.gamma);
+  if (alpha === null || alpha < 0 || alpha > 1 || c === null || c < 0 || gamma === null || gamma < 1) return null;
+  const f = m.fitted && typeof m.fitted === 'object' ? m.fitted : {};
+  return { alpha, c, gamma, passes: finite(m.passes), tokens: finite(m.tokens), greedyPasses: finite(m.greedy_passes),
+    label: typeof m.label === 'string' ? m.label : 'your text',
+    fitted: { passes: finite(f.passes), tokens: finite(f.tokens), msPerToken: finite(f.ms_per_token),
+      greedyMsPerToken: finite(f.greedy_ms_per_token) } };
 }
 
+/** What the reader's run measured, and that the formula at its alpha and c gives the same. */
 function describeRun(run) {
-  const parts = [`From your last run on step 5 (“${run.label}”): α = ${run.alpha.toFixed(2)}, c = ${run.c.toFixed(3)}`];
-  if (run.tokens !== null && run.passes !== null) parts.push(`, ${run.tokens} tokens in ${run.passes} passes`);
-  if (run.tokensPerPass !== null) parts.push(` (${run.tokensPerPass.toFixed(2)} per pass)`);
-  if (run.greedyPasses !== null) parts.push(`, against ${run.greedyPasses} passes one at a time`);
-  parts.push('. The dotted line is the formula at your α and c.');
+  const parts = [`Your last run on step 5 (“${run.label}”)`];
+  if (run.tokens !== null && run.passes !== null) parts.push(` wrote ${run.tokens} tokens in ${run.passes} passes`);
+  if (run.greedyPasses !== null) parts.push(`, against ${run.greedyPasses} one at a time`);
+  const f = run.fitted;
+  if (f.tokens !== null && f.passes !== null && f.msPerToken !== null && f.greedyMsPerToken !== null) {
+    parts.push(`. After the pass that read the prompt: ${(f.tokens / f.passes).toFixed(2)} tokens per pass and `
+      + `${f.msPerToken.toFixed(0)} ms per token in this tab, against ${f.greedyMsPerToken.toFixed(0)} ms one at a time`);
+  }
+  parts.push(`. The formula gives these figures at γ = ${run.gamma} with α = ${run.alpha.toFixed(2)} and `
+    + `c = ${run.c.toFixed(3)}${run.c === 0 ? ' (or a little more time: drafted passes came out quicker than ordinary ones, and c cannot be below 0)' : ''}; `
+    + `the dotted line is the formula at that α and c: ${speedup(run.alpha, run.gamma, run.c).toFixed(2)}× at γ = ${run.gamma}, `
+    + 'as your run measured; at other lengths, the formula\'s guess.');
   return parts.join('');
 }
 
@@ -64,7 +77,8 @@ function summaryText({ alpha, c, gamma }) {
   if (top < 1) {
     return `No draft length breaks even at α = ${alpha.toFixed(2)} and c = ${Number(c.toFixed(3))}: every draft makes generation slower than one token per pass (best: γ = ${best}, ${top.toFixed(2)}×). ${here}`;
   }
-  return `Best draft length: γ = ${best}, ${top.toFixed(2)}× faster than one token per pass. ${here}`;
+  const end = best === MAX_GAMMA ? ` That is the chart's end: a draft this good and this cheap would gain a little more from longer drafts still.` : '';
+  return `Best draft length: γ = ${best}, ${top.toFixed(2)}× faster than one token per pass.${end} ${here}`;
 }
 
 function chartData(values, run, colours) {
@@ -137,8 +151,7 @@ export async function mountChart(root) {
     const use = el('button', { type: 'button', className: 'md-button onepass-chart__use', textContent: 'Use my α and c' });
     use.addEventListener('click', () => {
       // The sliders stop at their ends and snap to their steps; the sentence beside the button keeps the exact values.
-      const gamma = run.gamma === null ? current().gamma : Math.min(Math.max(Math.round(run.gamma), 1), GAMMAS.length);
-      const chosen = { alpha: run.alpha, c: Math.min(run.c, 1), gamma };
+      const chosen = { alpha: run.alpha, c: Math.min(run.c, 1), gamma: Math.min(Math.round(run.gamma), MAX_GAMMA) };
       SLIDERS.forEach((s) => {
         controls[s.key].input.value = chosen[s.key];
         controls[s.key].shown.textContent = Number(controls[s.key].input.value).toFixed(s.digits);
@@ -148,7 +161,7 @@ export async function mountChart(root) {
     note.append(describeRun(run), ' ', use);
   } else {
     note.append('Run an example on ', el('a', { href: new URL('copy-and-check/', SITE_ROOT).href, textContent: 'step 5' }),
-      ' and the α and c measured there will appear on this chart.');
+      ' and the α and c of your run there will appear on this chart.');
   }
   root.replaceChildren(
     el('div', { className: 'onepass-chart__controls' }, SLIDERS.map((s) => controls[s.key].label)),

@@ -7,6 +7,10 @@
  * Reference: Leviathan, Kalman & Matias (2023), equation 1 and Theorem 3.8.
  */
 
+// The longest draft the chart draws, as py/onepass/speedup.py's: long enough to show the best length even for a
+// very good, cheap draft (with c = 0 longer is always better).
+export const MAX_GAMMA = 20;
+
 export function expectedTokens(alpha, gamma) {
   if (!(alpha >= 0 && alpha <= 1) || !(gamma >= 0)) {
     throw new RangeError(`need 0 <= alpha <= 1 and gamma >= 0, got alpha=${alpha}, gamma=${gamma}`);

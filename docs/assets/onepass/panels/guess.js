@@ -99,6 +99,10 @@ export function mountGuess(root) {
   }
 
   check.addEventListener('click', verify);
+  // Enter in the one-line guess box checks it, as it would submit a form.
+  guess.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && !event.isComposing) verify();
+  });
   tries.forEach((b, i) => b.addEventListener('click', async () => {
     const key = Object.keys(TRIES)[i];
     if (running) return model.say('A check is already running: wait for it to finish.');

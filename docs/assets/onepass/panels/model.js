@@ -7,7 +7,8 @@ import { runtime } from '../client.js';
 import { readManifest } from '../loader.js';
 import { el, button, formatBytes, median } from './dom.js';
 import { modelIdentity } from './identity.js';
-import { KEYS, PROGRESS_EVENT, SITE_ROOT, read, write } from '../store.js';
+import { KEYS, PROGRESS_EVENT, SITE_ROOT, forget, read, write } from '../store.js';
+import { fit, measured } from '../estimate.js';
 
 let manifestPromise = null;
 let tracesPromise = null;
@@ -117,18 +118,25 @@ export function recordLastPass(passes, info) {
   if (single.length && info) write(KEYS.lastPass, { ms: median(single), threads: info.threads, model: info.model });
 }
 
-/** After a completed step-5 run: what step 6's chart starts from. */
+/**
+ * After a completed step-5 run: what step 6's chart starts from. Alpha and c are fitted (estimate.js) so the
+ * formula reproduces this run's tokens per pass and time per token, after the pass that read the prompt.
+ */
 export function recordMeasured(run, greedyRun, label) {
-  const t = run.totals;
+  const m = greedyRun ? measured(run, greedyRun, run.proposer_seconds, run.max_draft) : null;
+  if (!m) {
+    forget(KEYS.measured); // nothing drafted, or too short: the chart must not keep showing an older run
+    return;
+  }
+  const { alpha, c, gamma } = fit(m);
   write(KEYS.measured, {
-    alpha: t.drafted ? t.accepted / t.drafted : 0,
-    // Drafting time per pass over pass time: what a draft costs, counted in passes.
-    c: run.proposer_seconds / t.seconds,
-    gamma: run.max_draft,
-    tokens_per_pass: t.tokens_per_pass,
-    passes: t.passes,
-    tokens: t.tokens,
-    greedy_passes: greedyRun ? greedyRun.totals.passes : null,
-    label,
+    alpha, c, gamma, label,
+    // The whole run, as the comparison line showed it.
+    passes: run.totals.passes,
+    tokens: run.totals.tokens,
+    greedy_passes: greedyRun.totals.passes,
+    // What the fit reproduces: the rounds after the prompt was read.
+    fitted: { passes: m.passes, tokens: m.tokens, ms_per_token: (1000 * m.seconds) / m.tokens,
+      greedy_ms_per_token: (1000 * m.greedySeconds) / m.greedyPasses },
   });
 }

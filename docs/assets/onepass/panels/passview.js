@@ -42,7 +42,8 @@ export class PassView {
     this.prompt = el('span', { className: 'onepass-prompt' });
     this.generated = el('span', { className: 'onepass-generated' });
     this.output = el('pre', { className: 'onepass-output' }, [this.prompt, this.generated]);
-    this.list = el('ol', { className: 'onepass-passes' });
+    // A scroll box: focusable, so it scrolls from the keyboard too, and named for whoever lands on it.
+    this.list = el('ol', { className: 'onepass-passes', tabIndex: 0, ariaLabel: 'Passes, one per row' });
     this.note = el('p', { className: 'onepass-note' });
     this.node = el('div', { className: 'onepass-passview' }, [legend(kinds), this.note, this.output, this.counters, this.list]);
     this.reset('');

@@ -9,7 +9,15 @@ import { button, el, ms } from './dom.js';
 import { modelStatus, recordLastPass, traces } from './model.js';
 import { PassView } from './passview.js';
 
-export const TRACE_NOTE = 'Precomputed at build time; live once the model has loaded.';
+export const TRACE_NOTE = 'A recorded run, made when this site was built, on the build machine: the same model and code as '
+  + 'here, but the times are that machine\'s, not yours. Live runs replace it once the model has loaded.';
+
+/** The note under a recorded run: TRACE_NOTE, and where and when it was recorded (hooks/traces.py stamps it). */
+function recordedNote(trace) {
+  const r = trace.recorded;
+  if (!r || typeof r.machine !== 'string' || typeof r.date !== 'string') return TRACE_NOTE;
+  return `${TRACE_NOTE} Recorded on ${r.date} with native onnxruntime on ${r.machine}, ${r.threads} thread(s).`;
+}
 
 export function runFrame(root, { panel, text, rows = 3 }) {
   const rt = runtime();
@@ -90,7 +98,7 @@ export function runFrame(root, { panel, text, rows = 3 }) {
     // Once the model is here (a later page of the visit), the panel waits for a live run instead.
     if (!trace || root.dataset.source || rt.info) return null;
     input.value = trace.request.text;
-    view.reset(trace.request.text, TRACE_NOTE);
+    view.reset(trace.request.text, recordedNote(trace));
     for (const event of trace.events) view.add(event.pass, event.text, trace.result.labels);
     view.finish(trace.result);
     root.dataset.source = 'trace';
