@@ -42,6 +42,13 @@ POLICY = [
     ("form-action", "'self'", "no form posts anywhere"),
     ("frame-ancestors", "'none'", "no page of the site is meant to be framed (sent as a header only)"),
 ]
+# WASM threads need a cross-origin isolated page (see README.md, "Deploying"). The service worker adds these
+# too, where a host cannot (hooks/offline.py puts them into hooks/sw.js).
+ISOLATION = {
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Embedder-Policy": "require-corp",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
 # A <meta> policy may not carry these: browsers ignore them there, and say so in the console.
 HEADER_ONLY = {"frame-ancestors"}
 
@@ -78,10 +85,7 @@ def rules(hashes: list[str]) -> list[tuple[str, dict[str, str]]]:
             "Content-Security-Policy": policy(hashes),
             "X-Content-Type-Options": "nosniff",
             "Referrer-Policy": "no-referrer",
-            # WASM threads need a cross-origin isolated page (see README.md, "Deploying").
-            "Cross-Origin-Opener-Policy": "same-origin",
-            "Cross-Origin-Embedder-Policy": "require-corp",
-            "Cross-Origin-Resource-Policy": "same-origin",
+            **ISOLATION,
             # Revalidate everything (a 304 costs little), so a new build is seen at once.
             "Cache-Control": "no-cache",
         }),

@@ -14,12 +14,17 @@ import hashlib
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from hooks.headers import ISOLATION  # noqa: E402
 NODE_MODULES = ROOT / "node_modules"
 TEMPLATE = Path(__file__).with_name("sw.js")
 BUILD_PLACEHOLDER = "__ONEPASS_BUILD__"
+ISOLATION_PLACEHOLDER = "__ONEPASS_ISOLATION__"
 # What hooks/sw.js's importScripts and the page's offline.js load: Workbox's production builds.
 WORKBOX_FILES = {
     "workbox-sw": ["workbox-sw.js"],
@@ -55,7 +60,7 @@ def write_service_worker(site: Path) -> dict:
     if report["warnings"]:
         raise RuntimeError(f"Workbox warned while listing the site: {report['warnings']}")
     worker = site / "sw.js"
-    text = worker.read_text()
+    text = worker.read_text().replace(ISOLATION_PLACEHOLDER, json.dumps(ISOLATION))
     build = hashlib.sha256(text.encode()).hexdigest()[:16]
     worker.write_text(text.replace(BUILD_PLACEHOLDER, build))
     return {**report, "build": build}

@@ -24,11 +24,8 @@ const RUNTIME_FOLDERS = ['vendor/pyodide/', 'vendor/ort/'];
 workbox.core.setCacheNameDetails({ prefix: 'onepass', precache: `precache-${BUILD}`, runtime: `runtime-${BUILD}` });
 const RUNTIME_CACHE = workbox.core.cacheNames.runtime;
 
-const ISOLATION = {
-  'Cross-Origin-Opener-Policy': 'same-origin',
-  'Cross-Origin-Embedder-Policy': 'require-corp',
-  'Cross-Origin-Resource-Policy': 'same-origin',
-};
+// Filled in by hooks/offline.py from hooks/headers.py: the cross-origin-isolation headers.
+const ISOLATION = __ONEPASS_ISOLATION__;
 
 /** A Workbox plugin: every response this worker serves carries the isolation headers. */
 const isolation = {

@@ -30,9 +30,11 @@ def run_on(browser, url: str, **context_options) -> tuple[dict, dict]:
         page.goto(url + "runtime/")
         # The first visit reloads once the service worker controls it; wait for whichever page ends up isolated or not.
         page.wait_for_load_state("load")
-        page.wait_for_function("() => window.onepass !== undefined && document.readyState === 'complete'")
+        ready = "window.onepass !== undefined && document.readyState === 'complete'"
         if context_options.get("service_workers") != "block":
-            page.wait_for_function("() => window.crossOriginIsolated === true", timeout=30_000)
+            # Isolated and ready in the same document: the first, not isolated one may still be the one loaded.
+            ready += " && window.crossOriginIsolated === true"
+        page.wait_for_function(f"() => {ready}", timeout=60_000)
         info = page.evaluate("() => window.onepass().load()")
         return info, page.evaluate(GREEDY, TEXT)
     finally:

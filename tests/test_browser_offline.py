@@ -163,12 +163,13 @@ def test_a_new_build_with_a_new_model_replaces_the_old_one(chromium, served, tin
         page.reload()
         page.wait_for_selector(".onepass-update button", timeout=60_000)
         assert "new version" in page.inner_text(".onepass-update")
+        # Listening before the switch: the reloaded page's model card may start the download at once.
+        fetched = []
+        page.on("request", lambda request: "/model/chunks/" in request.url and fetched.append(request.url.split("/model/")[1]))
         with page.expect_navigation():
             page.click(".onepass-update button")
         page.wait_for_selector("[data-onepass-panel=model-card]")
         page.wait_for_function("() => document.querySelector('.onepass-card-facts')?.textContent.includes('second build')")
-        fetched = []
-        page.on("request", lambda request: "/model/chunks/" in request.url and fetched.append(request.url.split("/model/")[1]))
         info = page.evaluate("() => window.onepass().load()")
         assert info["model"] == "tiny-random-qwen2 (test model, second build)"
         # Only the new model's chunks came over the network; the old model's are gone from the browser.
