@@ -31,7 +31,7 @@ def check_prompt(prompt: list[int]) -> None:
     if not prompt:
         raise InputError("the text is empty: type a few words first")
     if len(prompt) > MAX_PROMPT_TOKENS:
-        raise InputError(f"the text is {len(prompt):,} tokens long; this page accepts up to {MAX_PROMPT_TOKENS:,}, "
+        raise InputError(f"the text is {len(prompt)} tokens long; this page accepts up to {MAX_PROMPT_TOKENS}, "
                          "so shorten it")
 
 
@@ -45,8 +45,8 @@ def check_guess(prompt: list[int], guess: list[int]) -> None:
     if not guess:
         raise InputError("the guess is empty: type the words you expect to come next")
     if len(prompt) + len(guess) > MAX_PASS_TOKENS:
-        raise InputError(f"the text and the guess are {len(prompt) + len(guess):,} tokens together; one pass here "
-                         f"reads up to {MAX_PASS_TOKENS:,}, so shorten the guess")
+        raise InputError(f"the text and the guess are {len(prompt) + len(guess)} tokens together; one pass here "
+                         f"reads up to {MAX_PASS_TOKENS}, so shorten the guess")
 
 
 def check_draws(draws) -> int:
