@@ -97,12 +97,14 @@ def test_whole_floats_from_javascript_are_accepted():
 ])
 def test_generate_refuses_a_request_over_a_limit_in_plain_words(request_, message):
     args = {"prompt": [1, 2, 3], "mode": "greedy", "max_new": 4, "proposer": "", **request_}
-    model = CountingModel()
+    model, started = CountingModel(), []
     answer = run(generate(model, args["prompt"], args["mode"], True, args["max_new"], lambda row: None,
-                          proposer=args["proposer"]))
+                          proposer=args["proposer"], on_start=started.append))
     assert message in answer["error"]["message"]
     assert answer["error"]["code"] == ("proposer" if args["mode"] == "custom" else "input")
     assert model.widths == []  # refused before the first pass
+    # The page's clock starts only once the request is accepted (a proposer fails when it first drafts).
+    assert started == ([3] if args["mode"] == "custom" else [])
 
 
 def test_a_guess_is_checked_with_its_text_in_one_pass_up_to_the_limit():
@@ -122,4 +124,6 @@ def test_predict_refuses_an_empty_or_long_text():
     model = CountingModel()
     assert "empty" in run(predict(model, []))["error"]["message"]
     assert "1024" in run(predict(model, [1] * 2000))["error"]["message"]
-    assert len(run(predict(model, [1] * MAX_PROMPT_TOKENS))["ids"]) == MAX_PROMPT_TOKENS
+    started = []
+    assert len(run(predict(model, [1] * MAX_PROMPT_TOKENS, started.append))["ids"]) == MAX_PROMPT_TOKENS
+    assert started == [MAX_PROMPT_TOKENS]

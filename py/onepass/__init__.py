@@ -13,4 +13,6 @@ One module per idea of the lesson:
     drafted.py       generation with any proposer; the text equals greedy's
     sampling.py      the rule that keeps sampled output exact (step 6)
     speedup.py       expected tokens per pass and speed-up (steps 6-7)
+
+and, for the browser, ``limits.py``: how much one request may ask for.
 """

@@ -153,6 +153,9 @@ function answer(json) {
   return result;
 }
 
+/** What Python calls once it has accepted a request: the page's clock starts with the first pass. */
+const started = (id) => (tokens) => post({ id, type: 'started', tokens });
+
 /** Each id's own text, for drawing tokens one by one (a piece of a split character shows as U+FFFD). */
 function labels(rt, ids) {
   return Object.fromEntries([...new Set(ids)].map((token) => [token, rt.decoder.decode([token])]));
@@ -176,10 +179,9 @@ async function generate(id, { text, mode, kvCache, maxNew, guess = '', seed = 0,
     const pass = JSON.parse(json);
     post({ id, type: 'pass', pass, text: stream.push(pass.added), labels: passLabels(rt, pass) });
   };
-  post({ id, type: 'started', tokens: prompt.length });
   try {
     const run = answer(await rt.browser.generate(rt.backend, prompt, mode, Boolean(kvCache), maxNew, onPass,
-      guessed, Number(seed) || 0, proposer));
+      guessed, Number(seed) || 0, proposer, started(id)));
     const ids = [...run.prompt, ...run.tokens, ...run.passes.flatMap((p) => [...p.draft, ...p.predicted, ...(p.match?.ngram ?? [])])];
     return { ...run, text: rt.decoder.decode(run.tokens), promptText: text, labels: labels(rt, ids) };
   } finally {
@@ -193,9 +195,8 @@ async function verify(id, { text, guess, kvCache }) {
   const prompt = encode(rt, text);
   const draft = encode(rt, guess, 'guess');
   rt.bridge.cancelled = false;
-  post({ id, type: 'started', tokens: prompt.length + draft.length });
   try {
-    const pass = answer(await rt.browser.verify_guess(rt.backend, prompt, draft, Boolean(kvCache)));
+    const pass = answer(await rt.browser.verify_guess(rt.backend, prompt, draft, Boolean(kvCache), started(id)));
     return { pass, prompt, labels: passLabels(rt, pass), text: rt.decoder.decode(pass.added) };
   } finally {
     rt.bridge.closeAll();
@@ -207,9 +208,8 @@ async function predict(id, { text }) {
   const rt = await ensureLoaded(id);
   const ids = encode(rt, text);
   rt.bridge.cancelled = false;
-  post({ id, type: 'started', tokens: ids.length });
   try {
-    const result = answer(await rt.browser.predict(rt.backend, ids));
+    const result = answer(await rt.browser.predict(rt.backend, ids, started(id)));
     return { ...result, labels: labels(rt, [...ids, ...result.topk_ids.flat()]) };
   } finally {
     rt.bridge.closeAll();

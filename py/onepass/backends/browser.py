@@ -112,7 +112,8 @@ class BrowserSession:
 
 @answers
 async def generate(model: BrowserModel, prompt, mode: str, kv_cache: bool, max_new: int,
-                   on_pass: Callable[[str], None], guess=(), seed: int = 0, proposer: str = "") -> str:
+                   on_pass: Callable[[str], None], guess=(), seed: int = 0, proposer: str = "",
+                   on_start: Callable[[int], None] | None = None) -> str:
     """Run one panel request; each pass goes to ``on_pass`` as JSON, and the whole run comes back as JSON.
 
     ``mode`` is ``greedy``, ``lookup`` (prompt lookup; each pass also reports
@@ -120,7 +121,8 @@ async def generate(model: BrowserModel, prompt, mode: str, kv_cache: bool, max_n
     ``random`` (a random draft drawn with ``seed``) or ``custom`` (the
     reader's ``proposer`` source). A prompt or ``max_new`` over the limits, an
     unknown mode, or a custom proposer that fails, gives ``{"error": {code,
-    message}}`` instead of a run.
+    message}}`` instead of a run. ``on_start`` hears the prompt's length once
+    the request is accepted (the page's clock starts then).
     """
     prompt = list(plain(prompt))
     check_prompt(prompt)
@@ -163,6 +165,8 @@ async def generate(model: BrowserModel, prompt, mode: str, kv_cache: bool, max_n
 
     if mode != "greedy" and mode not in proposers:
         raise InputError(f"unknown mode {mode!r}: expected greedy or one of {', '.join(proposers)}")
+    if on_start:
+        on_start(len(prompt))
     try:
         if mode == "greedy":
             run = await greedy(model, prompt, max_new, kv_cache=kv_cache, on_pass=report)
@@ -177,19 +181,24 @@ async def generate(model: BrowserModel, prompt, mode: str, kv_cache: bool, max_n
 
 
 @answers
-async def verify_guess(model: BrowserModel, prompt, guess, kv_cache: bool) -> str:
+async def verify_guess(model: BrowserModel, prompt, guess, kv_cache: bool,
+                       on_start: Callable[[int], None] | None = None) -> str:
     """Step 4: one pass checks the reader's whole guess after ``prompt``; the pass record as JSON."""
     prompt, guess = list(plain(prompt)), list(plain(guess))
     check_guess(prompt, guess)
+    if on_start:
+        on_start(len(prompt) + len(guess))
     _, record = await check(model.session(kv_cache=kv_cache), prompt, guess, model.facts.eos_ids)
     return json.dumps({**asdict(record), "bonus": record.bonus})
 
 
 @answers
-async def predict(model: BrowserModel, ids) -> str:
+async def predict(model: BrowserModel, ids, on_start: Callable[[int], None] | None = None) -> str:
     """One pass over ``ids`` (step 3): the model's next-token prediction after every position, as JSON."""
     ids = list(plain(ids))
     check_prompt(ids)
+    if on_start:
+        on_start(len(ids))
     return json.dumps((await all_at_once(model, ids)).as_dict())
 
 
