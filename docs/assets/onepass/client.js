@@ -33,7 +33,7 @@ export class Runtime {
     // With cross-origin isolation the page can stop Python even inside a loop that never yields (a reader's proposer).
     this.interrupt = self.crossOriginIsolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
     this.silentMs = SILENT_MS; // the tests shorten it
-    this.restarts = 0;
+    this.restarts = 0; // workers replaced so far, for the tests and the console
     this.worker = null;
     this.start();
   }
@@ -56,7 +56,7 @@ export class Runtime {
     };
     if (this.interrupt) {
       this.interrupt[0] = 0;
-      this.request('interrupt', { buffer: this.interrupt.buffer });
+      this.request('interrupt', { buffer: this.interrupt.buffer }).catch(() => {}); // a worker that dies first is restarted
     }
     if (navigator.locks) {
       const lock = `onepass-worker-${crypto.randomUUID()}`;
