@@ -6,8 +6,9 @@
 const CANCEL_GRACE_MS = 500; // then Python is interrupted
 const CANCEL_DEADLINE_MS = 1500; // then the worker is replaced: Cancel ends any run within 2 s
 const PING_MS = 2000;
-// A worker that answers nothing for this long while a request waits is replaced. A pass blocks the worker's
-// event loop, and the longest one the limits allow (py/onepass/limits.py) takes about 40 s on the real model.
+// A worker that answers nothing for this long while a request waits, or a run that hears nothing of its own (a
+// Pyodide that failed fatally answers pings but never the run), is replaced. A pass blocks the worker's event
+// loop, and the longest one the limits allow (py/onepass/limits.py) takes about 40 s on the real model.
 const SILENT_MS = 120_000;
 // Requests that run Python or the model, which Cancel stops.
 const RUNS = new Set(['generate', 'verify', 'predict', 'measure', 'sample', 'bench', 'exactness']);
@@ -95,10 +96,11 @@ export class Runtime {
   keepAlive() {
     if (this.pinging || !this.pending.size) return;
     this.pinging = setInterval(() => {
+      const quiet = (since) => performance.now() - since > this.silentMs;
       if (!this.pending.size) {
         clearInterval(this.pinging);
         this.pinging = null;
-      } else if (performance.now() - this.heard > this.silentMs) {
+      } else if (quiet(this.heard) || [...this.pending.values()].some((r) => RUNS.has(r.type) && quiet(r.heard))) {
         this.restart(`no answer for ${Math.round(this.silentMs / 1000)} s`);
       } else {
         this.worker.postMessage({ type: 'ping' });
@@ -107,8 +109,11 @@ export class Runtime {
   }
 
   receive(message) {
+    // A run waiting for the model to download is not silent while the download goes on.
+    if (message.type === 'progress') for (const waiting of this.pending.values()) waiting.heard = performance.now();
     const request = this.pending.get(message.id);
     if (!request) return;
+    request.heard = performance.now();
     if (message.type === 'done' || message.type === 'error') {
       this.pending.delete(message.id);
       if (message.type === 'done') request.resolve(message.result);
@@ -123,7 +128,7 @@ export class Runtime {
     return new Promise((resolve, reject) => {
       if (!this.worker) this.start();
       if (!this.pending.size) this.heard = performance.now(); // silence is counted from the first request waiting
-      this.pending.set(id, { type, resolve, reject, onEvent });
+      this.pending.set(id, { type, resolve, reject, onEvent, heard: performance.now() });
       this.worker.postMessage({ id, type, ...payload });
       this.keepAlive();
     });
