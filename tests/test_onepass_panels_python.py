@@ -31,6 +31,7 @@ def test_the_default_proposer_is_prompt_lookup():
     ("def propose(text):\n    return [True]\n", "must be an int"),
     ("x = 1\n", "define a function propose"),
     ("raise ValueError('no')\n", "running your code failed"),
+    ("def propose(text):\n    return []\0\n", "cannot be read|syntax error"),
 ])
 def test_a_broken_proposer_gives_a_clear_message(source, message):
     with pytest.raises(ProposerError, match=message):
@@ -56,8 +57,15 @@ def test_sampling_follows_p_and_a_wrong_rule_is_caught():
     assert not chi_square([int(10_000 * x) for x in q], p).consistent
 
 
-def test_bad_distributions_are_refused_with_a_message():
-    with pytest.raises(ValueError, match="at least one probability above 0"):
-        sample([0, 0], [1, 1], 10, 1)
-    with pytest.raises(ValueError, match="at least 0"):
-        sample([-1, 2], [1, 1], 10, 1)
+@pytest.mark.parametrize("p, q, draws, message", [
+    ([0, 0], [1, 1], 10, "at least one probability above 0"),
+    ([-1, 2], [1, 1], 10, "at least 0"),
+    ([float("nan"), 2], [1, 1], 10, "at least 0"),
+    (["1", 2], [1, 1], 10, "at least 0"),
+    ([1, 2], [1, 1, 1], 10, "p has 2 words but q has 3"),
+    ([1, 2], [1, 1], 10**9, "the number of draws must be a whole number from 1 to 100,000"),
+    ([1, 2], [1, 1], 2.5, "whole number"),
+])
+def test_bad_distributions_are_refused_with_a_message(p, q, draws, message):
+    error = json.loads(sample(p, q, draws, 1))["error"]
+    assert error["code"] == "input" and message in error["message"]

@@ -14,4 +14,6 @@ One module per idea of the lesson:
     sampling.py      the rule that keeps sampled output exact (step 6)
     speedup.py       expected tokens per pass and speed-up (steps 6-7)
     estimate.py      the alpha and c of a drafted run, as the speed-up formula sees them (step 6)
+
+and, for the browser, ``limits.py``: how much one request may ask for.
 """

@@ -9,6 +9,7 @@ verification still decides what is kept.
 """
 
 from .drafted import Proposer
+from .limits import MAX_NEW_TOKENS
 
 DEFAULT_SOURCE = '''def propose(text: list[int]) -> list[int]:
     """Prompt lookup: copy what followed the latest earlier occurrence of the text's last tokens."""
@@ -34,11 +35,13 @@ def compile_proposer(source: str, vocab_size: int) -> Proposer:
         code = compile(source, "<your proposer>", "exec")
     except SyntaxError as err:
         raise ProposerError(f"syntax error on line {err.lineno}: {err.msg}") from None
+    except ValueError as err:  # a NUL character, in the Pythons that do not call it a syntax error
+        raise ProposerError(f"your code cannot be read: {err}") from None
     namespace: dict = {}
     try:
         exec(code, namespace)
     except Exception as err:
-        raise ProposerError(f"running your code failed: {type(err).__name__}: {err}") from None
+        raise ProposerError(f"running your code failed: {kind(err)}: {err}") from None
     propose = namespace.get("propose")
     if not callable(propose):
         raise ProposerError("define a function propose(text) that returns a list of token ids")
@@ -47,16 +50,24 @@ def compile_proposer(source: str, vocab_size: int) -> Proposer:
         try:
             draft = propose(list(text))  # a copy: the proposer must not edit the text itself
         except Exception as err:
-            raise ProposerError(f"propose raised {type(err).__name__}: {err}") from None
+            raise ProposerError(f"propose raised {kind(err)}: {err}") from None
         return check_draft(draft, vocab_size)
 
     return checked
 
 
-def check_draft(draft, vocab_size: int) -> list[int]:
+def kind(err: Exception) -> str:
+    """The name of the error the reader's code raised, without the Pyodide machinery a JavaScript error comes with."""
+    return "a JavaScript error" if type(err).__module__.startswith("pyodide") else type(err).__name__
+
+
+def check_draft(draft, vocab_size: int, longest: int = MAX_NEW_TOKENS) -> list[int]:
     """``draft`` as a list of ids, or a ProposerError saying what is wrong with it."""
     if not isinstance(draft, (list, tuple)):
         raise ProposerError(f"propose must return a list of token ids, not {type(draft).__name__}")
+    # No run has room for more than `longest` draft tokens (drafted.cut_draft drops the rest), and checking a
+    # proposer's million ids one by one would stall the page: the rest is dropped unchecked.
+    draft = draft[:longest]
     for token in draft:
         # bool is an int in Python, but True is no token id.
         if isinstance(token, bool) or not isinstance(token, int):

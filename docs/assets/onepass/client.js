@@ -3,40 +3,117 @@
  * The page never holds Python objects; it gets plain data (runs, passes, progress, errors).
  */
 
-const CANCEL_GRACE_MS = 500;
+const CANCEL_GRACE_MS = 500; // then Python is interrupted
+const CANCEL_DEADLINE_MS = 1500; // then the worker is replaced: Cancel ends any run within 2 s
+const PING_MS = 2000;
+// A worker that answers nothing for this long while a request waits, or a run that hears nothing of its own (a
+// Pyodide that failed fatally answers pings but never the run), is replaced. A pass blocks the worker's event
+// loop, and the longest one the limits allow (py/onepass/limits.py) takes about 40 s on the real model.
+const SILENT_MS = 120_000;
+// Requests that run Python or the model, which Cancel stops.
+const RUNS = new Set(['generate', 'verify', 'predict', 'measure', 'sample', 'bench', 'exactness']);
 
 export class RuntimeError extends Error {
-  constructor({ code, message, retryable }) {
+  constructor({ code, message, retryable, detail }) {
     super(message);
     this.code = code;
     this.retryable = retryable;
+    this.detail = detail; // the raw text behind a plain message, for "Under the hood" and the console
   }
 }
 
 export class Runtime {
   constructor() {
-    this.worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
     this.pending = new Map();
     this.nextId = 1;
     this.loaded = null;
     this.progress = null; // the last {loaded, total}, for panels that start listening mid-download
     this.listeners = new Set();
-    this.watchers = new Set(); // progress listeners that stay across failed loads and retries (the model card)
+    this.watchers = new Set(); // progress listeners that stay across failed loads, retries and restarts (the model card)
     this.whenLoaded = new Promise((resolve) => { this.markLoaded = resolve; }); // whichever load succeeds
     // With cross-origin isolation the page can stop Python even inside a loop that never yields (a reader's proposer).
     this.interrupt = self.crossOriginIsolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
-    if (this.interrupt) this.request('interrupt', { buffer: this.interrupt.buffer });
-    this.worker.onmessage = ({ data }) => this.receive(data);
-    this.worker.onerror = (event) => {
-      const error = new RuntimeError({ code: 'worker', message: `the worker failed: ${event.message ?? 'could not start'}`, retryable: false });
-      for (const { reject } of this.pending.values()) reject(error);
-      this.pending.clear();
+    this.silentMs = SILENT_MS; // the tests shorten it
+    this.restarts = 0; // workers replaced so far, for the tests and the console
+    this.worker = null;
+    this.start();
+  }
+
+  /** A new worker, watched three ways: its error event, the Web Lock it holds until it ends, and its silence. */
+  start() {
+    const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+    this.worker = worker;
+    this.heard = performance.now();
+    this.spoke = false;
+    const current = () => worker === this.worker; // a replaced worker's last words are ignored
+    worker.onmessage = ({ data }) => {
+      if (!current()) return;
+      this.heard = performance.now();
+      this.spoke = true;
+      this.receive(data);
     };
+    worker.onerror = (event) => {
+      if (current()) this.restart(`the model's worker failed: ${event.message ?? 'it could not start'}`);
+    };
+    if (this.interrupt) {
+      this.interrupt[0] = 0;
+      this.request('interrupt', { buffer: this.interrupt.buffer }).catch(() => {}); // a worker that dies first is restarted
+    }
+    if (navigator.locks) {
+      const lock = `onepass-worker-${crypto.randomUUID()}`;
+      // The page is granted the lock only once the worker holding it has ended, however it ended.
+      this.request('hold', { lock }).then(() => navigator.locks.request(lock, () => {
+        if (current()) this.restart('the model\'s worker stopped');
+      }), () => {});
+    }
+  }
+
+  /**
+   * End the worker: every waiting request is rejected with `error` (by default: the worker stopped, try again).
+   * The next request starts a new worker, and the next load() loads the model into it, from the browser's cache.
+   * Starting lazily means a worker that cannot start at all is not restarted in a loop.
+   */
+  restart(reason, error = null) {
+    this.worker.terminate();
+    this.worker = null;
+    this.restarts += 1;
+    console.warn(`onepass: ${reason}; the next request starts a new worker`);
+    const failure = error ?? new RuntimeError(this.spoke ? {
+      code: 'worker_restarted',
+      message: 'the model stopped responding in this tab and was restarted: run again (it reloads from this browser\'s cache first)',
+      retryable: true,
+      detail: reason,
+    } : { code: 'worker', message: 'the model\'s runtime could not start in this tab: reload the page', retryable: true, detail: reason });
+    const waiting = [...this.pending.values()];
+    this.pending.clear();
+    this.loaded = null;
+    this.info = null;
+    this.progress = null;
+    for (const { reject } of waiting) reject(failure);
+  }
+
+  /** While requests wait, ping the worker; one silent for `silentMs` (hung, or closed by a proposer) is replaced. */
+  keepAlive() {
+    if (this.pinging || !this.pending.size) return;
+    this.pinging = setInterval(() => {
+      const quiet = (since) => performance.now() - since > this.silentMs;
+      if (!this.pending.size) {
+        clearInterval(this.pinging);
+        this.pinging = null;
+      } else if (quiet(this.heard) || [...this.pending.values()].some((r) => RUNS.has(r.type) && quiet(r.heard))) {
+        this.restart(`no answer for ${Math.round(this.silentMs / 1000)} s`);
+      } else {
+        this.worker.postMessage({ type: 'ping' });
+      }
+    }, Math.min(PING_MS, this.silentMs / 2));
   }
 
   receive(message) {
+    // A run waiting for the model to download is not silent while the download goes on.
+    if (message.type === 'progress') for (const waiting of this.pending.values()) waiting.heard = performance.now();
     const request = this.pending.get(message.id);
     if (!request) return;
+    request.heard = performance.now();
     if (message.type === 'done' || message.type === 'error') {
       this.pending.delete(message.id);
       if (message.type === 'done') request.resolve(message.result);
@@ -49,14 +126,18 @@ export class Runtime {
   request(type, payload = {}, onEvent = null) {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, onEvent });
+      if (!this.worker) this.start();
+      if (!this.pending.size) this.heard = performance.now(); // silence is counted from the first request waiting
+      this.pending.set(id, { type, resolve, reject, onEvent, heard: performance.now() });
       this.worker.postMessage({ id, type, ...payload });
+      this.keepAlive();
     });
   }
 
   /**
    * Load the model once per visit; onProgress(loaded, total) in bytes reaches every caller until the load
-   * ends. `threads` overrides the worker's choice (the benchmark). A failed load may be retried.
+   * ends. `threads` overrides the worker's choice (the benchmark). A failed load may be retried, and after a
+   * restart the next call loads the model into the new worker.
    */
   load(onProgress = null, threads = undefined) {
     if (onProgress && !this.info) {
@@ -88,21 +169,22 @@ export class Runtime {
   }
 
   /**
-   * Generate after `text` (mode: greedy | lookup | guess | random); onPass({pass, text}) per pass, where
-   * text is the newly completed output. `guess` is the reader's continuation, `seed` the random draft's.
+   * Generate after `text` (mode: greedy | lookup | guess | random | custom); onEvent gets {type: 'started',
+   * tokens} when the first pass begins, then {type: 'pass', pass, text} per pass, where text is the newly
+   * completed output. `guess` is the reader's continuation, `seed` the random draft's, `proposer` the reader's.
    */
-  generate({ text, mode = 'greedy', kvCache = true, maxNew = 20, guess = '', seed = 0, proposer = '' }, onPass = null) {
-    return this.request('generate', { text, mode, kvCache, maxNew, guess, seed, proposer }, (m) => m.type === 'pass' && onPass?.(m));
+  generate({ text, mode = 'greedy', kvCache = true, maxNew = 20, guess = '', seed = 0, proposer = '' }, onEvent = null) {
+    return this.request('generate', { text, mode, kvCache, maxNew, guess, seed, proposer }, onEvent);
   }
 
-  /** One pass checks `guess` after `text`: the pass record, the prompt's ids and labels. */
-  verify(text, guess, kvCache = true) {
-    return this.request('verify', { text, guess, kvCache });
+  /** One pass checks `guess` after `text`: the pass record, the prompt's ids and labels; onEvent as generate's. */
+  verify(text, guess, kvCache = true, onEvent = null) {
+    return this.request('verify', { text, guess, kvCache }, onEvent);
   }
 
-  /** One pass over `text`: its ids, the model's top-k after each, and every id's label. */
-  predict(text) {
-    return this.request('predict', { text });
+  /** One pass over `text`: its ids, the model's top-k after each, and every id's label; onEvent as generate's. */
+  predict(text, onEvent = null) {
+    return this.request('predict', { text }, onEvent);
   }
 
   /** Median ms of one pass over the first n tokens of `text`, for each n in `sizes`. */
@@ -120,12 +202,24 @@ export class Runtime {
     return this.request('sample', { p, q, draws, seed });
   }
 
+  /**
+   * Stop the running request within 2 s. The worker answers at once unless Python is stuck in a loop that never
+   * awaits (a reader's proposer): only then is Python interrupted, so the interrupt lands in that loop and nowhere
+   * else. A run still going after that (a pass, a sleeping proposer, a closed worker) ends with its worker.
+   */
   cancel() {
+    const runs = [...this.pending.values()].filter((request) => RUNS.has(request.type));
     const answered = this.request('cancel');
-    // The worker answers at once unless Python is stuck in a loop that never awaits (a reader's proposer):
-    // only then is Python interrupted, so the interrupt lands in that loop and nowhere else.
     const stuck = setTimeout(() => { if (this.interrupt) this.interrupt[0] = 2; }, CANCEL_GRACE_MS);
-    return answered.finally(() => clearTimeout(stuck));
+    const deadline = setTimeout(() => {
+      if (runs.some((request) => [...this.pending.values()].includes(request))) {
+        this.restart('a cancelled run did not stop', new RuntimeError({ code: 'cancelled', message: 'the run was cancelled', retryable: true }));
+      }
+    }, CANCEL_DEADLINE_MS);
+    return answered.then((answer) => answer, () => ({ cancelling: true })).finally(() => {
+      clearTimeout(stuck);
+      if (!runs.length) clearTimeout(deadline);
+    });
   }
 
   tokenize(texts) {

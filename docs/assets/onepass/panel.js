@@ -19,7 +19,7 @@ const MAX_NEW = 24;
 
 /** The runtime page's panel: any text, either mode. */
 function mountGenerate(root) {
-  const frame = runFrame(root, { panel: 'generate', text: root.dataset.text ?? 'The capital of France is Paris. The capital of Italy is' });
+  const frame = runFrame(root, { panel: 'generate', text: root.dataset.text ?? 'The capital of France is Paris. The capital of Italy is', details: true });
   const mode = el('select', { className: 'onepass-mode' }, Object.entries(MODES).map(([value, label]) => el('option', { value, textContent: label })));
   frame.run.before(el('label', {}, ['Mode ', mode]));
   frame.run.addEventListener('click', () => frame.execute({ text: frame.input.value, mode: mode.value, kvCache: frame.kv.checked, maxNew: MAX_NEW }));

@@ -1,7 +1,8 @@
 /**
  * The one worker that owns Pyodide, the tokenizer and the ONNX session.
  *
- * Messages in:  {id, type: 'load', threads?}
+ * Messages in:  {id, type: 'load', threads?} | {type: 'ping'} (answered with {type: 'pong'} whenever the worker is free)
+ *               | {id, type: 'hold', lock} (hold a Web Lock for the worker's life: the page hears of its end)
  *               | {id, type: 'generate', text, mode, kvCache, maxNew, guess?, seed?, proposer?}
  *               | {id, type: 'verify', text, guess, kvCache} (step 4: one pass checks a guess)
  *               | {id, type: 'predict', text} (step 3: one pass, a prediction under every token)
@@ -11,9 +12,12 @@
  *               | {id, type: 'exactness', ids} (the position-independence check, for the tests)
  *               | {id, type: 'python'} (start Python alone: no model) | {id, type: 'sample', p, q, draws, seed}
  *               | {id, type: 'interrupt', buffer} (a SharedArrayBuffer the page writes 2 into to stop Python)
- * Messages out: {id, type: 'progress', loaded, total} | {id, type: 'pass', pass, text, labels}
- *               | {id, type: 'done', result} | {id, type: 'error', error: {code, message, retryable}}
- * One generation runs at a time; a second one is refused (code 'busy'), never interleaved.
+ * Messages out: {id, type: 'progress', loaded, total} | {id, type: 'started', tokens} (a run's first pass begins)
+ *               | {id, type: 'pass', pass, text, labels} | {id, type: 'done', result}
+ *               | {id, type: 'error', error: {code, message, retryable, detail?}} | {type: 'pong'}
+ * One generation runs at a time; a second one is refused (code 'busy'), never interleaved. Every request is
+ * checked against Python's limits (py/onepass/limits.py) before its first pass. An error's message is plain
+ * words for the reader; the raw text (a Python traceback, onnxruntime's own words) is its `detail`, and the console's.
  */
 import { Tokenizer } from '../../vendor/tokenizers/tokenizers.min.mjs';
 import * as ort from '../../vendor/ort/ort.wasm.min.mjs';
@@ -29,8 +33,8 @@ import { modelIdentity } from './panels/identity.js';
 const SITE = new URL('../../', import.meta.url);
 const VENDOR = new URL('vendor/', SITE);
 const MAX_THREADS = 4; // a 0.5B model gains little past four threads, and the page must stay responsive
-// Longer prompts make every pass slow in a browser tab, and the lesson's texts are a few dozen tokens.
-const MAX_PROMPT_TOKENS = 1024;
+const MAX_MEASURE_RUNS = 20; // step 3's measurement: a median of a few runs is enough
+const MEASURE_WARMUP = 2; // the first passes of a size pay for allocations the later ones reuse
 
 let loading = null; // the promise of the loaded runtime, kept for the visit
 let vendoredList = null; // site/vendor/runtime.json, read once
@@ -104,6 +108,7 @@ async function load(id, threads) {
   const browser = pyodide.pyimport('onepass.backends.browser');
   // The bridge goes to Python as a plain JS object: the algorithms never import `js` or a JS module.
   const backend = browser.BrowserModel(bridge.module(), JSON.stringify(model.manifest));
+  const limits = JSON.parse(browser.limits());
   timings.total = (performance.now() - began) / 1000;
   const info = {
     model: model.manifest.model.name,
@@ -113,9 +118,10 @@ async function load(id, threads) {
     threads: ort.env.wasm.numThreads,
     crossOriginIsolated: self.crossOriginIsolated,
     versions: { ...runtime.versions, pyodideRuntime: pyodide.version, ort: ort.env.versions.web },
+    limits,
     timings,
   };
-  return { browser, backend, bridge, tokenizer, decoder, info };
+  return { browser, backend, bridge, tokenizer, decoder, limits, info };
 }
 
 function ensureLoaded(id, threads) {
@@ -130,14 +136,25 @@ function inputError(message) {
   return Object.assign(new Error(message), { code: 'input', retryable: true });
 }
 
-/** The prompt's ids, unless there are none or more than a pass in this tab should take. */
-function checkedLength(ids) {
-  if (!ids.length) throw inputError('the text is empty: type a few words first');
-  if (ids.length > MAX_PROMPT_TOKENS) {
-    throw inputError(`the text is ${ids.length} tokens long; this page accepts up to ${MAX_PROMPT_TOKENS}, so shorten it`);
+/** `text`'s ids; a text far over the token limit is refused by its length before the tokenizer spends seconds on it. */
+function encode(rt, text, what = 'text') {
+  if (typeof text !== 'string') throw inputError(`the ${what} must be text`);
+  const most = rt.limits.characters;
+  if (text.length > most) {
+    throw inputError(`the ${what} is ${text.length.toLocaleString('en')} characters long; this page accepts up to ${most.toLocaleString('en')}, so shorten it`);
   }
-  return ids;
+  return rt.tokenizer.encode(text, { add_special_tokens: false }).ids;
 }
+
+/** Python's JSON answer, or its refusal (a limit, the reader's proposer) as an error whose message is for the reader. */
+function answer(json) {
+  const result = JSON.parse(json);
+  if (result.error) throw Object.assign(new Error(result.error.message), { code: result.error.code, retryable: true });
+  return result;
+}
+
+/** What Python calls once it has accepted a request: the page's clock starts with the first pass. */
+const started = (id) => (tokens) => post({ id, type: 'started', tokens });
 
 /** Each id's own text, for drawing tokens one by one (a piece of a split character shows as U+FFFD). */
 function labels(rt, ids) {
@@ -150,8 +167,12 @@ function passLabels(rt, pass) {
 
 async function generate(id, { text, mode, kvCache, maxNew, guess = '', seed = 0, proposer = '' }) {
   const rt = await ensureLoaded(id);
-  const encode = (s) => rt.tokenizer.encode(s, { add_special_tokens: false }).ids;
-  const prompt = checkedLength(encode(text));
+  const prompt = encode(rt, text);
+  const guessed = encode(rt, guess, 'guess');
+  if (typeof proposer !== 'string') throw inputError('the proposer must be Python source text');
+  if (proposer.length > rt.limits.characters) {
+    throw inputError(`the proposer is ${proposer.length.toLocaleString('en')} characters long; this page accepts up to ${rt.limits.characters.toLocaleString('en')}`);
+  }
   const stream = rt.decoder.stream();
   rt.bridge.cancelled = false;
   const onPass = (json) => {
@@ -159,9 +180,8 @@ async function generate(id, { text, mode, kvCache, maxNew, guess = '', seed = 0,
     post({ id, type: 'pass', pass, text: stream.push(pass.added), labels: passLabels(rt, pass) });
   };
   try {
-    const run = JSON.parse(await rt.browser.generate(rt.backend, prompt, mode, Boolean(kvCache), maxNew, onPass,
-      encode(guess), seed, proposer));
-    if (run.error) throw Object.assign(new Error(run.error), { code: 'proposer', retryable: true });
+    const run = answer(await rt.browser.generate(rt.backend, prompt, mode, Boolean(kvCache), maxNew, onPass,
+      guessed, Number(seed) || 0, proposer, started(id)));
     const ids = [...run.prompt, ...run.tokens, ...run.passes.flatMap((p) => [...p.draft, ...p.predicted, ...(p.match?.ngram ?? [])])];
     return { ...run, text: rt.decoder.decode(run.tokens), promptText: text, labels: labels(rt, ids) };
   } finally {
@@ -172,13 +192,11 @@ async function generate(id, { text, mode, kvCache, maxNew, guess = '', seed = 0,
 /** Step 4: one pass checks the reader's guess after the text. */
 async function verify(id, { text, guess, kvCache }) {
   const rt = await ensureLoaded(id);
-  const encode = (s) => rt.tokenizer.encode(s, { add_special_tokens: false }).ids;
-  const prompt = checkedLength(encode(text));
-  const draft = encode(guess);
-  if (!draft.length) throw inputError('the guess is empty: type the words you expect to come next');
+  const prompt = encode(rt, text);
+  const draft = encode(rt, guess, 'guess');
   rt.bridge.cancelled = false;
   try {
-    const pass = JSON.parse(await rt.browser.verify_guess(rt.backend, prompt, draft, Boolean(kvCache)));
+    const pass = answer(await rt.browser.verify_guess(rt.backend, prompt, draft, Boolean(kvCache), started(id)));
     return { pass, prompt, labels: passLabels(rt, pass), text: rt.decoder.decode(pass.added) };
   } finally {
     rt.bridge.closeAll();
@@ -188,10 +206,10 @@ async function verify(id, { text, guess, kvCache }) {
 /** Step 3: one pass over the text; its tokens and, under each, the model's top predictions. */
 async function predict(id, { text }) {
   const rt = await ensureLoaded(id);
-  const ids = checkedLength(rt.tokenizer.encode(text, { add_special_tokens: false }).ids);
+  const ids = encode(rt, text);
   rt.bridge.cancelled = false;
   try {
-    const result = JSON.parse(await rt.browser.predict(rt.backend, ids));
+    const result = answer(await rt.browser.predict(rt.backend, ids, started(id)));
     return { ...result, labels: labels(rt, [...ids, ...result.topk_ids.flat()]) };
   } finally {
     rt.bridge.closeAll();
@@ -199,17 +217,21 @@ async function predict(id, { text }) {
 }
 
 /** Step 3's measurement: median ms of one pass (fresh, KV cache on) over the text's first n tokens, per size. */
-async function measure(id, { text, sizes, runs = 5, warmup = 2 }) {
+async function measure(id, { text, sizes, runs = 5 }) {
   const rt = await ensureLoaded(id);
-  let ids = rt.tokenizer.encode(text, { add_special_tokens: false }).ids;
+  let ids = encode(rt, text);
   if (!ids.length) throw inputError('the text is empty: type a few words to measure a pass over them');
+  const most = rt.limits.prompt_tokens;
+  const whole = (n, top) => Number.isInteger(n) && n >= 1 && n <= top;
+  if (!Array.isArray(sizes) || !sizes.length || !sizes.every((n) => whole(n, most))) throw inputError(`each size must be a whole number of tokens from 1 to ${most}`);
+  if (!whole(runs, MAX_MEASURE_RUNS)) throw inputError(`runs must be a whole number from 1 to ${MAX_MEASURE_RUNS}`);
   // A short text is repeated until it is long enough for the largest pass.
   while (ids.length < Math.max(...sizes)) ids = ids.concat(ids);
   const b = rt.bridge;
   b.cancelled = false;
   try {
     const ms = {};
-    for (const n of sizes) ms[n] = await timePasses(() => b.run(b.open(true), ids.slice(0, n), 0, false), () => b.closeAll(), runs, warmup);
+    for (const n of sizes) ms[n] = await timePasses(() => b.run(b.open(true), ids.slice(0, n), 0, false), () => b.closeAll(), runs, MEASURE_WARMUP);
     return { ms, runs, threads: ort.env.wasm.numThreads };
   } finally {
     b.closeAll();
@@ -281,7 +303,15 @@ const HANDLERS = {
   sample: async (id, { p, q, draws, seed }) => {
     const { pyodide } = await ensurePython();
     if (interrupt && !busy) interrupt[0] = 0;
-    return JSON.parse(pyodide.pyimport('onepass.backends.browser').sample(p, q, draws, seed));
+    return answer(pyodide.pyimport('onepass.backends.browser').sample(p, q, draws, Number(seed) || 0));
+  },
+  hold: async (id, { lock }) => {
+    // The lock is released only when this worker ends, however it ends (self.close() fires no error event).
+    await new Promise((held) => navigator.locks.request(lock, () => {
+      held();
+      return new Promise(() => {});
+    }));
+    return { held: lock };
   },
   interrupt: async (id, { buffer }) => {
     interrupt = new Int32Array(buffer);
@@ -312,16 +342,32 @@ const HANDLERS = {
   },
 };
 
+// Errors raised with a code on purpose (a refused input, a failed download, a busy worker) already say what went
+// wrong in words for the reader. Anything else is raw runtime text: it is matched here to a plain message.
+const RAW = [
+  // The page's Cancel, as it surfaces from the bridge ('cancelled') or from Python's interrupt buffer.
+  { test: /\bcancelled\b|KeyboardInterrupt/, code: 'cancelled', message: 'the run was cancelled' },
+  {
+    test: /bad_alloc|out of memory|Out of memory|allocation failed|MemoryError/,
+    code: 'memory',
+    message: 'this tab ran out of memory for that pass: try a shorter text, or close other tabs, and run again',
+  },
+  { test: /OrtRun|onnxruntime|ERROR_CODE/, code: 'model', message: 'the model could not run that pass in this tab: run again, or reload the page' },
+  { test: /Traceback|PythonError|pyodide/i, code: 'python', message: 'Python stopped with an error in this tab: run again, or reload the page' },
+];
+
 function describe(err) {
-  let text = String(err?.message ?? err);
-  // A Python error arrives with its whole traceback; its last line says what went wrong.
-  if (text.startsWith('Traceback')) text = text.trim().split('\n').pop();
-  // Python re-raises a JS error as a PythonError whose message ends with the JS one.
-  if (/\bcancelled\b|KeyboardInterrupt/.test(text) && !err.code) return { code: 'cancelled', message: 'the run was cancelled', retryable: true };
-  return { code: err?.code ?? 'error', message: text, retryable: err?.retryable ?? false };
+  if (err?.code) return { code: err.code, message: String(err.message), retryable: err.retryable ?? false };
+  const detail = String(err?.message ?? err);
+  const known = RAW.find(({ test }) => test.test(detail));
+  const { code, message } = known ?? { code: 'error', message: 'something went wrong in this tab: run again, or reload the page' };
+  if (code !== 'cancelled') console.error('onepass worker:', detail);
+  return { code, message, retryable: true, detail };
 }
 
 self.onmessage = async ({ data }) => {
+  // The page's sign of life: answered whenever this worker's event loop is free (a pass or a proposer blocks it).
+  if (data.type === 'ping') return post({ type: 'pong' });
   const handler = HANDLERS[data.type];
   if (!handler) {
     post({ id: data.id, type: 'error', error: { code: 'error', message: `unknown request ${data.type}`, retryable: false } });

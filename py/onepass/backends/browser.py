@@ -8,6 +8,8 @@ values arrive as proxies and are converted with their own ``to_py``, so the
 module imports natively too (and the purity test holds).
 """
 
+import functools
+import inspect
 import json
 import random
 import statistics
@@ -20,7 +22,8 @@ from ..chisquare import chi_square
 from ..drafted import drafted
 from ..examples import EXAMPLES
 from ..editable import DEFAULT_SOURCE, ProposerError, compile_proposer
-from ..greedy import check_request, greedy
+from ..greedy import greedy
+from ..limits import InputError, as_dict, check_draws, check_guess, check_max_new, check_prompt
 from ..lookup import MAX_DRAFT, copied, lookup_match
 from ..proposers import fixed_guess, random_draft
 from ..sampling import tally
@@ -42,6 +45,36 @@ def numbers(value) -> list:
 def rows(flat, width: int) -> list[list]:
     flat = numbers(flat)
     return [flat[i:i + width] for i in range(0, len(flat), width)]
+
+
+REFUSALS = {InputError: "input", ProposerError: "proposer"}
+
+
+def answers(function):
+    """``function``'s JSON, or ``{"error": {"code", "message"}}`` when it refuses the request.
+
+    A refusal (input over a limit, the reader's proposer failing) is a message
+    for the reader, passed on as it is; anything else raised here is not, and
+    the worker words it.
+    """
+    def refused(err: Exception) -> str:
+        return json.dumps({"error": {"code": REFUSALS[type(err)], "message": str(err)}})
+
+    if inspect.iscoroutinefunction(function):
+        @functools.wraps(function)
+        async def answer(*args, **kwargs) -> str:
+            try:
+                return await function(*args, **kwargs)
+            except tuple(REFUSALS) as err:
+                return refused(err)
+    else:
+        @functools.wraps(function)
+        def answer(*args, **kwargs) -> str:
+            try:
+                return function(*args, **kwargs)
+            except tuple(REFUSALS) as err:
+                return refused(err)
+    return answer
 
 
 class BrowserModel:
@@ -77,17 +110,23 @@ class BrowserSession:
             self.length = length
 
 
+@answers
 async def generate(model: BrowserModel, prompt, mode: str, kv_cache: bool, max_new: int,
-                   on_pass: Callable[[str], None], guess=(), seed: int = 0, proposer: str = "") -> str:
+                   on_pass: Callable[[str], None], guess=(), seed: int = 0, proposer: str = "",
+                   on_start: Callable[[int], None] | None = None) -> str:
     """Run one panel request; each pass goes to ``on_pass`` as JSON, and the whole run comes back as JSON.
 
     ``mode`` is ``greedy``, ``lookup`` (prompt lookup; each pass also reports
     the match it copied from), ``guess`` (the reader's guess, as ids),
     ``random`` (a random draft drawn with ``seed``) or ``custom`` (the
-    reader's ``proposer`` source). A custom proposer that fails gives
-    ``{"error": message}`` instead of a run.
+    reader's ``proposer`` source). A prompt or ``max_new`` over the limits, an
+    unknown mode, or a custom proposer that fails, gives ``{"error": {code,
+    message}}`` instead of a run. ``on_start`` hears the prompt's length once
+    the request is accepted (the page's clock starts then).
     """
     prompt = list(plain(prompt))
+    check_prompt(prompt)
+    max_new = check_max_new(max_new)
     matches: list = []  # prompt lookup's match for the pass being drafted
     proposing = [0.0]  # seconds spent drafting: the draft's cost, against the passes' (step 6's c)
 
@@ -124,16 +163,16 @@ async def generate(model: BrowserModel, prompt, mode: str, kv_cache: bool, max_n
                 proposing[0] += time.perf_counter() - began
         return draft
 
+    if mode != "greedy" and mode not in proposers:
+        raise InputError(f"unknown mode {mode!r}: expected greedy or one of {', '.join(proposers)}")
+    if on_start:
+        on_start(len(prompt))
     try:
         if mode == "greedy":
             run = await greedy(model, prompt, max_new, kv_cache=kv_cache, on_pass=report)
-        elif mode in proposers:
+        else:
             run = await drafted(model, prompt, timed(proposers[mode]()), max_new, kv_cache=kv_cache, mode=mode,
                                 on_pass=report)
-        else:
-            raise ValueError(f"unknown mode {mode!r}: expected greedy or one of {', '.join(proposers)}")
-    except ProposerError as err:
-        return json.dumps({"error": str(err)})
     except KeyboardInterrupt:
         # The page's Cancel, through Pyodide's interrupt buffer (it reaches even a proposer that never returns).
         # As an ordinary exception it rejects this call instead of escaping the event loop.
@@ -141,17 +180,31 @@ async def generate(model: BrowserModel, prompt, mode: str, kv_cache: bool, max_n
     return json.dumps({**run.as_dict(), "proposer_seconds": proposing[0], "max_draft": MAX_DRAFT})
 
 
-async def verify_guess(model: BrowserModel, prompt, guess, kv_cache: bool) -> str:
+@answers
+async def verify_guess(model: BrowserModel, prompt, guess, kv_cache: bool,
+                       on_start: Callable[[int], None] | None = None) -> str:
     """Step 4: one pass checks the reader's whole guess after ``prompt``; the pass record as JSON."""
     prompt, guess = list(plain(prompt)), list(plain(guess))
-    check_request(prompt, 1)
+    check_guess(prompt, guess)
+    if on_start:
+        on_start(len(prompt) + len(guess))
     _, record = await check(model.session(kv_cache=kv_cache), prompt, guess, model.facts.eos_ids)
     return json.dumps({**asdict(record), "bonus": record.bonus})
 
 
-async def predict(model: BrowserModel, ids) -> str:
+@answers
+async def predict(model: BrowserModel, ids, on_start: Callable[[int], None] | None = None) -> str:
     """One pass over ``ids`` (step 3): the model's next-token prediction after every position, as JSON."""
-    return json.dumps((await all_at_once(model, list(plain(ids)))).as_dict())
+    ids = list(plain(ids))
+    check_prompt(ids)
+    if on_start:
+        on_start(len(ids))
+    return json.dumps((await all_at_once(model, ids)).as_dict())
+
+
+def limits() -> str:
+    """The request limits as JSON (``limits.py``), for the worker and the pages."""
+    return json.dumps(as_dict())
 
 
 def lookup_setup() -> str:
@@ -159,24 +212,25 @@ def lookup_setup() -> str:
     return json.dumps({"examples": [e.as_dict() for e in EXAMPLES], "default_proposer": DEFAULT_SOURCE})
 
 
+@answers
 def sample(p, q, draws: int, seed: int) -> str:
     """Step 6: draft ``draws`` tokens from q, keep them by the speculative rule, and test the counts against p."""
     p, q = normalised(plain(p), "p"), normalised(plain(q), "q")
     if len(p) != len(q):
-        raise ValueError(f"p has {len(p)} words but q has {len(q)}")
-    counts = tally(p, q, int(draws), random.Random(seed))
+        raise InputError(f"p has {len(p)} words but q has {len(q)}")
+    counts = tally(p, q, check_draws(draws), random.Random(seed))
     return json.dumps({"p": p, "q": q, "counts": counts.counts, "accepted": counts.accepted, "draws": counts.draws,
                        "frequencies": counts.frequencies(), "verdict": chi_square(counts.counts, p).as_dict()})
 
 
 def normalised(weights, name: str) -> list[float]:
-    """``weights`` scaled to sum to one, or a ValueError that says what is wrong with them."""
+    """``weights`` scaled to sum to one, or an InputError that says what is wrong with them."""
+    if not all(isinstance(w, (int, float)) and not isinstance(w, bool) and 0 <= w < float("inf") for w in weights):
+        raise InputError(f"every probability in {name} must be a number of at least 0")
     weights = [float(w) for w in weights]
-    if any(not w >= 0 or w == float("inf") for w in weights):
-        raise ValueError(f"every probability in {name} must be a number of at least 0")
     total = sum(weights)
     if total <= 0:
-        raise ValueError(f"{name} needs at least one probability above 0")
+        raise InputError(f"{name} needs at least one probability above 0")
     return [w / total for w in weights]
 
 

@@ -8,7 +8,7 @@ import { runtime } from '../client.js';
 import { cachedOr } from './cache.js';
 import { button, el, visible } from './dom.js';
 import { modelStatus, traces } from './model.js';
-import { TRACE_NOTE } from './runs.js';
+import { runningClock, TRACE_NOTE } from './runs.js';
 
 export const DEFAULT_TEXT = 'The capital of France is Paris. The capital of Germany is Berlin.';
 const SIZES = [5, 30];
@@ -51,11 +51,12 @@ export function mountAllAtOnce(root) {
     root.dataset.state = 'running';
     note.textContent = '';
     const request = { text: input.value };
+    const clock = runningClock(model.say, { reading: (n) => `One pass over your ${n.toLocaleString('en')}-token text` });
     try {
       const { value, fromCache } = await cachedOr('all-at-once', request, async () => {
         model.say('Running one pass…');
         await model.ready();
-        return rt.predict(request.text);
+        return rt.predict(request.text, clock.event);
       });
       model.say(fromCache ? 'From cache: this exact pass was done before with this model.'
         : 'One pass, a prediction under every token. Click a token for the model\'s top 3.');
@@ -64,6 +65,7 @@ export function mountAllAtOnce(root) {
       model.say(`The pass failed: ${err.message}`);
       root.dataset.state = 'error';
     } finally {
+      clock.stop();
       running = false;
     }
   }

@@ -8,7 +8,7 @@ import { cachedOr } from './cache.js';
 import { button, el, ms, visible } from './dom.js';
 import { modelStatus, recordLastPass, traces } from './model.js';
 import { legend, passTokens } from './passview.js';
-import { TRACE_NOTE } from './runs.js';
+import { runningClock, TRACE_NOTE } from './runs.js';
 
 export const DEFAULT_PROMPT = 'The capital of France is Paris. The capital of Germany is';
 const TRIES = {
@@ -62,11 +62,12 @@ export function mountGuess(root) {
     running = true;
     root.dataset.state = 'running';
     note.textContent = '';
+    const clock = runningClock(model.say, { reading: (n) => `Checking your guess: one pass over ${n.toLocaleString('en')} tokens` });
     try {
       const { value: outcome, fromCache } = await cachedOr('guess', request, async () => {
         model.say('Checking…');
         const info = await model.ready();
-        const live = await rt.verify(request.text, request.guess, request.kvCache);
+        const live = await rt.verify(request.text, request.guess, request.kvCache, clock.event);
         recordLastPass([live.pass], info);
         return live;
       });
@@ -77,6 +78,7 @@ export function mountGuess(root) {
       model.say(`The check failed: ${err.message}`);
       root.dataset.state = 'error';
     } finally {
+      clock.stop();
       running = false;
     }
   }

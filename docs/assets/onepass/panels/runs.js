@@ -1,7 +1,9 @@
 /**
  * The frame every generating panel shares: text, KV cache toggle, Run and Cancel, the model's status, the
- * pass view, the result cache, the precomputed trace shown while the model downloads, and the KV line that
- * compares the last runs with the cache on and off (same passes, different times).
+ * pass view, the result cache, the precomputed trace shown while the model downloads, the KV line that
+ * compares the last runs with the cache on and off (same passes, different times), and a clock in the status
+ * while a run goes on. A failed run says what went wrong in plain words; with `details` (the "Under the hood"
+ * page) the runtime's own words are shown under it as well.
  */
 import { runtime } from '../client.js';
 import { cachedOr } from './cache.js';
@@ -19,7 +21,34 @@ function recordedNote(trace) {
   return `${TRACE_NOTE} Recorded on ${r.date} with native onnxruntime on ${r.machine}, ${r.threads} thread(s).`;
 }
 
-export function runFrame(root, { panel, text, rows = 3 }) {
+/**
+ * While a request runs, the status ticks every second ("Reading your 1,024-token text: 12 s…"), so a pass that
+ * takes half a minute on the real model shows life. `event` takes the worker's 'started' and 'pass' events.
+ */
+export function runningClock(say, { reading = (n) => `Reading your ${n.toLocaleString('en')}-token text`,
+  writing = (k) => `Writing: ${k} pass${k === 1 ? '' : 'es'} done` } = {}) {
+  let began = 0;
+  let tokens = 0;
+  let passes = 0;
+  let timer = null;
+  const show = () => say(`${passes ? writing(passes) : reading(tokens)}: ${Math.floor((performance.now() - began) / 1000)} s…`);
+  return {
+    event(m) {
+      if (m.type === 'started') {
+        [began, tokens] = [performance.now(), m.tokens];
+        timer = setInterval(show, 1000);
+      } else if (m.type === 'pass') {
+        passes += 1;
+      } else {
+        return;
+      }
+      show();
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
+export function runFrame(root, { panel, text, rows = 3, details = false }) {
   const rt = runtime();
   const input = el('textarea', { className: 'onepass-text', rows, value: text, ariaLabel: 'Your text' });
   const kv = el('input', { type: 'checkbox', className: 'onepass-kv', checked: true });
@@ -31,8 +60,10 @@ export function runFrame(root, { panel, text, rows = 3 }) {
   const kvLine = el('p', { className: 'onepass-kvline' });
   const extra = el('div', { className: 'onepass-extra' });
   const notice = el('p', { className: 'onepass-notice', role: 'status' }); // refusals, kept while the run goes on
+  const detail = el('pre', { className: 'onepass-detail-text' });
+  const detailBox = el('details', { className: 'onepass-detail', hidden: true }, [el('summary', { textContent: 'What the runtime said' }), detail]);
   const controls = el('div', { className: 'onepass-controls' }, [el('label', {}, [kv, ' KV cache']), run, cancel, model.retry]);
-  root.append(input, controls, model.status, notice, extra, view.node, kvLine);
+  root.append(input, controls, model.status, notice, ...(details ? [detailBox] : []), extra, view.node, kvLine);
   const byKv = new Map(); // the last run's totals with the cache on and off, for the same request otherwise
 
   let running = false;
@@ -49,15 +80,21 @@ export function runFrame(root, { panel, text, rows = 3 }) {
       return null;
     }
     notice.textContent = '';
+    detailBox.hidden = true;
+    delete root.dataset.error;
     running = true;
     root.dataset.state = 'running';
     cancel.disabled = false;
+    const clock = runningClock(model.say);
     try {
       view.reset(request.text, note);
       const { value: recording, fromCache } = await cachedOr(panel, request, async () => {
         model.say('Running…');
         const info = await model.ready();
-        const live = await record(request, (m) => view.add(m.pass, m.text, m.labels));
+        const live = await record(request, (m) => {
+          clock.event(m);
+          if (m.type === 'pass') view.add(m.pass, m.text, m.labels);
+        });
         recordLastPass(live.result.passes, info);
         return live;
       });
@@ -73,9 +110,13 @@ export function runFrame(root, { panel, text, rows = 3 }) {
     } catch (err) {
       const cancelled = err.code === 'cancelled';
       model.say(cancelled ? 'Cancelled.' : `The run failed: ${err.message}`);
+      detail.textContent = err.detail ?? '';
+      detailBox.hidden = !err.detail;
       root.dataset.state = cancelled ? 'cancelled' : 'error';
+      root.dataset.error = err.code ?? 'error';
       return null;
     } finally {
+      clock.stop();
       running = false;
       cancel.disabled = true;
     }
@@ -108,12 +149,12 @@ export function runFrame(root, { panel, text, rows = 3 }) {
   return { rt, input, kv, run, cancel, model, notice, view, extra, execute, showTrace, isRunning: () => running };
 }
 
-/** A live generation and its passes as they came, for the cache to replay; `onPass` sees each as it comes. */
-async function record(request, onPass = () => {}) {
+/** A live generation and its passes as they came, for the cache to replay; `onEvent` sees every event as it comes. */
+async function record(request, onEvent = () => {}) {
   const events = [];
   const result = await runtime().generate(request, (m) => {
-    events.push({ pass: m.pass, text: m.text });
-    onPass(m);
+    if (m.type === 'pass') events.push({ pass: m.pass, text: m.text });
+    onEvent(m);
   });
   return { result, events };
 }

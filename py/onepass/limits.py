@@ -1,0 +1,68 @@
+"""How much one request in a browser tab may ask for, checked before the first pass.
+
+A pass's memory grows with the tokens it reads: the model writes a row of
+logits (one float per vocabulary entry, about 600 KB for Qwen2.5) for every
+position, and onnxruntime-web lives in a 32-bit WebAssembly heap of at most
+4 GB. A pass over about 3,000 tokens fails there with ``std::bad_alloc``
+(measured with the tiny model, whose logits are as wide as the real one's),
+and a 1,024-token pass takes about 30 s on the real model. So the text, the
+new tokens, and therefore every pass, have a ceiling, and a request over it is
+refused with a message in plain words instead of failing inside the model.
+
+With the KV cache off a pass re-reads the whole text, so the largest pass of a
+run is the prompt plus what was written plus the draft; ``drafted.cut_draft``
+keeps that within ``MAX_PROMPT_TOKENS + MAX_NEW_TOKENS`` = ``MAX_PASS_TOKENS``.
+"""
+
+MAX_PROMPT_TOKENS = 1024  # the lesson's texts are a few dozen tokens
+MAX_NEW_TOKENS = 256  # the longest panel run writes 96
+MAX_PASS_TOKENS = MAX_PROMPT_TOKENS + MAX_NEW_TOKENS
+# A Qwen2.5 token is rarely longer than a few dozen characters: a longer text is over the token limit anyway,
+# and is refused before the tokenizer spends seconds on it.
+MAX_CHARACTERS = 32 * MAX_PASS_TOKENS
+MAX_DRAWS = 100_000  # step 6's sampling: 10,000 draws take about a second in Pyodide
+
+
+class InputError(ValueError):
+    """A request this page does not run; the message says why, in words for the reader."""
+
+
+def check_prompt(prompt: list[int]) -> None:
+    if not prompt:
+        raise InputError("the text is empty: type a few words first")
+    if len(prompt) > MAX_PROMPT_TOKENS:
+        raise InputError(f"the text is {len(prompt)} tokens long; this page accepts up to {MAX_PROMPT_TOKENS}, "
+                         "so shorten it")
+
+
+def check_max_new(max_new) -> int:
+    return whole_number(max_new, 1, MAX_NEW_TOKENS, "the number of new tokens")
+
+
+def check_guess(prompt: list[int], guess: list[int]) -> None:
+    """Step 4 checks the whole guess in one pass over the text and the guess."""
+    check_prompt(prompt)
+    if not guess:
+        raise InputError("the guess is empty: type the words you expect to come next")
+    if len(prompt) + len(guess) > MAX_PASS_TOKENS:
+        raise InputError(f"the text and the guess are {len(prompt) + len(guess)} tokens together; one pass here "
+                         f"reads up to {MAX_PASS_TOKENS}, so shorten the guess")
+
+
+def check_draws(draws) -> int:
+    return whole_number(draws, 1, MAX_DRAWS, "the number of draws")
+
+
+def whole_number(value, low: int, high: int, what: str) -> int:
+    """``value`` as an int from ``low`` to ``high``, or an InputError naming ``what`` (a page may send any JSON value)."""
+    # bool is an int in Python, and a whole float such as 2.0 is an ordinary number from JavaScript.
+    whole = not isinstance(value, bool) and (isinstance(value, int) or isinstance(value, float) and value.is_integer())
+    if not whole or not low <= value <= high:
+        raise InputError(f"{what} must be a whole number from {low:,} to {high:,}, not {value!r}")
+    return int(value)
+
+
+def as_dict() -> dict:
+    """The limits, for the worker (characters, before tokenizing) and the pages."""
+    return {"prompt_tokens": MAX_PROMPT_TOKENS, "new_tokens": MAX_NEW_TOKENS, "pass_tokens": MAX_PASS_TOKENS,
+            "characters": MAX_CHARACTERS, "draws": MAX_DRAWS}

@@ -1,0 +1,129 @@
+"""Every request the page can send is bounded before its first pass, and refused in plain words over a limit.
+
+The browser's entry points (``backends/browser.py``) run here natively, over a
+counting model: a pure-Python stand-in behind the seam whose next token is a
+fixed function of the text, and which records how many tokens each pass read.
+It keeps the maximal requests cheap (a real 1,280-token pass writes 780 MB of
+logits) while drafted == greedy still has to hold on it.
+"""
+
+import asyncio
+import json
+
+import pytest
+
+from onepass.backends.browser import generate, predict, verify_guess
+from onepass.drafted import drafted
+from onepass.editable import check_draft, compile_proposer
+from onepass.greedy import greedy
+from onepass.limits import MAX_NEW_TOKENS, MAX_PASS_TOKENS, MAX_PROMPT_TOKENS, check_max_new
+from onepass.seam import Facts, Pass
+
+VOCAB = 1000
+EOS = VOCAB - 1
+
+
+class CountingModel:
+    """Predicts (7 * last + 3) mod (VOCAB - 1) after every position (never end-of-text); records each pass's width."""
+
+    def __init__(self):
+        self.facts = Facts(name="counting", eos_ids=frozenset({EOS}), vocab_size=VOCAB, top_k=1, special_ids={})
+        self.widths: list[int] = []
+
+    def session(self, kv_cache: bool = True):
+        return CountingSession(self, kv_cache)
+
+
+class CountingSession:
+    def __init__(self, model: CountingModel, kv_cache: bool):
+        self.model, self.kv_cache, self.ids, self.length = model, kv_cache, [], 0
+
+    async def forward(self, new_ids, *, logits=False):
+        self.ids = self.ids[:self.length] + list(new_ids)
+        self.length = len(self.ids)
+        # With the cache off a pass re-reads the whole text, as the browser's uncached session does.
+        self.model.widths.append(len(new_ids) if self.kv_cache else len(self.ids))
+        predicted = [(7 * token + 3) % (VOCAB - 1) for token in new_ids]
+        return Pass(argmax=predicted, topk_ids=[[t] for t in predicted], topk_probs=[[1.0]] * len(predicted), seconds=0.0)
+
+    def rollback(self, length):
+        self.length = min(length, self.length)
+
+
+def run(coroutine) -> dict:
+    return json.loads(asyncio.run(coroutine))
+
+
+def huge_proposer(text):
+    return [5] * 1_000_000
+
+
+@pytest.mark.parametrize("kv_cache", [True, False])
+def test_the_largest_request_stays_within_one_pass_limit_and_drafted_equals_greedy(kv_cache):
+    prompt = [1] * MAX_PROMPT_TOKENS
+    model = CountingModel()
+    reference = asyncio.run(greedy(model, prompt, MAX_NEW_TOKENS, kv_cache=kv_cache))
+    # A proposer that drafts a million tokens every pass: each draft is cut to the run's room.
+    for propose in [huge_proposer, compile_proposer("def propose(text):\n    return [5] * 1_000_000\n", VOCAB)]:
+        model.widths.clear()
+        run_ = asyncio.run(drafted(model, prompt, propose, MAX_NEW_TOKENS, kv_cache=kv_cache))
+        assert run_.tokens == reference.tokens
+        assert max(model.widths) <= MAX_PASS_TOKENS
+
+
+def test_a_huge_draft_is_cut_before_its_ids_are_checked():
+    assert check_draft([3] * 10**6, VOCAB) == [3] * MAX_NEW_TOKENS
+    # Past the cut nothing is read, so an id there cannot fail the draft.
+    assert check_draft([3] * MAX_NEW_TOKENS + [-1], VOCAB) == [3] * MAX_NEW_TOKENS
+
+
+@pytest.mark.parametrize("value", [0, -1, MAX_NEW_TOKENS + 1, 10**400, 2.5, float("nan"), float("inf"), "3", None, True, []])
+def test_the_number_of_new_tokens_is_a_whole_number_in_range(value):
+    with pytest.raises(ValueError, match=f"whole number from 1 to {MAX_NEW_TOKENS}"):
+        check_max_new(value)
+
+
+def test_whole_floats_from_javascript_are_accepted():
+    assert check_max_new(16.0) == 16 and isinstance(check_max_new(16.0), int)
+
+
+@pytest.mark.parametrize("request_, message", [
+    ({"prompt": []}, "the text is empty"),
+    ({"prompt": [1] * (MAX_PROMPT_TOKENS + 1)}, "the text is 1025 tokens long; this page accepts up to 1024"),
+    ({"max_new": 10**6}, "from 1 to 256"),
+    ({"max_new": 0}, "from 1 to 256"),
+    ({"mode": "nonsense"}, "unknown mode 'nonsense'"),
+    ({"mode": "custom", "proposer": "def propose(text)\n"}, "syntax error"),
+])
+def test_generate_refuses_a_request_over_a_limit_in_plain_words(request_, message):
+    args = {"prompt": [1, 2, 3], "mode": "greedy", "max_new": 4, "proposer": "", **request_}
+    model, started = CountingModel(), []
+    answer = run(generate(model, args["prompt"], args["mode"], True, args["max_new"], lambda row: None,
+                          proposer=args["proposer"], on_start=started.append))
+    assert message in answer["error"]["message"]
+    assert answer["error"]["code"] == ("proposer" if args["mode"] == "custom" else "input")
+    assert model.widths == []  # refused before the first pass
+    # The page's clock starts only once the request is accepted (a proposer fails when it first drafts).
+    assert started == ([3] if args["mode"] == "custom" else [])
+
+
+def test_a_guess_is_checked_with_its_text_in_one_pass_up_to_the_limit():
+    model = CountingModel()
+    fits = run(verify_guess(model, [1] * MAX_PROMPT_TOKENS, [2] * (MAX_PASS_TOKENS - MAX_PROMPT_TOKENS), True))
+    assert len(fits["draft"]) == MAX_PASS_TOKENS - MAX_PROMPT_TOKENS and model.widths == [MAX_PASS_TOKENS]
+    model.widths.clear()
+    for prompt, guess, message in [([1, 2], [2] * 5000, "the text and the guess are 5002 tokens together; one pass "
+                                                        "here reads up to 1280"),
+                                   ([1, 2], [], "the guess is empty"),
+                                   ([], [3], "the text is empty")]:
+        assert message in run(verify_guess(model, prompt, guess, True))["error"]["message"]
+    assert model.widths == []
+
+
+def test_predict_refuses_an_empty_or_long_text():
+    model = CountingModel()
+    assert "empty" in run(predict(model, []))["error"]["message"]
+    assert "1024" in run(predict(model, [1] * 2000))["error"]["message"]
+    started = []
+    assert len(run(predict(model, [1] * MAX_PROMPT_TOKENS, started.append))["ids"]) == MAX_PROMPT_TOKENS
+    assert started == [MAX_PROMPT_TOKENS]
