@@ -67,7 +67,7 @@ def panels(chromium, tiny_server):
     page.on("pageerror", lambda err: errors.append(err))
     page.add_init_script("window.alert = () => { window.pwned = 'alert'; };")
     page.goto(tiny_server.url + "runtime/")
-    page.wait_for_function("window.onepassMount !== undefined")
+    page.wait_for_function("() => window.onepassMount !== undefined")
     page.evaluate("""(kinds) => {
         document.querySelectorAll('[data-onepass-panel]').forEach((node) => node.remove());
         const article = document.querySelector('article');
@@ -79,7 +79,7 @@ def panels(chromium, tiny_server):
         window.onepassMount();
     }""", PANELS)
     page.evaluate("() => window.onepass().load()")
-    page.wait_for_function("document.querySelectorAll('[data-onepass-panel=lookup] .onepass-example').length > 0")
+    page.wait_for_function("() => document.querySelectorAll('[data-onepass-panel=lookup] .onepass-example').length > 0")
     own_text(page)
     yield page
     context.close()
@@ -243,7 +243,7 @@ def test_a_proposer_that_closes_its_worker_is_noticed_and_the_next_run_works(pan
 def test_a_worker_killed_from_the_page_is_noticed_and_the_next_run_works(panels):
     set_proposer(panels, "import time\n\ndef propose(text):\n    time.sleep(0.5)\n    return []\n")
     panel(panels, "lookup").locator(".onepass-run-mine").click()
-    panels.wait_for_function("document.querySelector('[data-onepass-panel=lookup] .onepass-status').textContent.includes('Reading your')")
+    panels.wait_for_function("() => document.querySelector('[data-onepass-panel=lookup] .onepass-status').textContent.includes('Reading your')")
     panels.evaluate("window.onepass().worker.terminate()")  # the test's hook: the worker ends as if it had crashed
     assert lookup_state(panels) == "error"
     assert "was restarted" in panel(panels, "lookup").inner_text()
@@ -279,7 +279,7 @@ def test_a_worker_that_answers_nothing_is_replaced(panels, source):
 def test_cancel_stops_a_stuck_proposer_within_two_seconds(panels, body):
     set_proposer(panels, f"def propose(text):\n{body}    return []\n")
     panel(panels, "lookup").locator(".onepass-run-mine").click()
-    panels.wait_for_function("document.querySelector('[data-onepass-panel=lookup] .onepass-status').textContent.includes('Reading your')")
+    panels.wait_for_function("() => document.querySelector('[data-onepass-panel=lookup] .onepass-status').textContent.includes('Reading your')")
     panels.wait_for_timeout(500)
     began = time.monotonic()
     panel(panels, "lookup").locator(".onepass-cancel").click()
@@ -319,7 +319,7 @@ def test_thirty_runs_do_not_grow_the_tabs_memory(chromium, tiny_server):
     context, page, outside = offline_page(chromium)
     try:
         page.goto(tiny_server.url + "runtime/")
-        page.wait_for_function("window.onepass !== undefined")
+        page.wait_for_function("() => window.onepass !== undefined")
         page.evaluate("() => window.onepass().load()")
         run = """(i) => window.onepass().generate({text: `Run number ${i}: one two three one two`, mode: i % 2 ? 'lookup' : 'greedy', maxNew: 24})"""
         for i in range(3):  # warm-up: the first runs grow the heaps to their working size
