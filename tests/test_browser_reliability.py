@@ -18,7 +18,7 @@ from tests.browser import LOAD_TIMEOUT_MS, offline_page
 
 pytest_plugins = ["tests.browser"]
 
-PANELS = ["generate", "greedy", "all-at-once", "guess", "lookup"]
+PANELS = ["generate", "greedy", "all-at-once", "guess", "lookup", "sampling"]
 RAW = ["Traceback", "OrtRun", "bad_alloc", "JsException", "pyodide.ffi"]
 RUN_MS = 60_000
 LONG = "many words " * 1819 + "x"  # 20,010 characters, about 3,600 tokens
@@ -49,6 +49,7 @@ FIELDS = [
     ("guess", ".onepass-guess", ".onepass-run"),
     ("lookup", ".onepass-text", ".onepass-run"),
     ("lookup", ".onepass-proposer", ".onepass-run-mine"),
+    ("sampling", ".onepass-live-text", ".onepass-run-live"),
 ]
 # What each panel's last word looks like once a run has ended, however it ended.
 ENDED = {
@@ -134,7 +135,8 @@ def assert_plain(text: str) -> None:
 def assert_runs(page, kind: str, field: str, button: str, fresh: str) -> None:
     """A good input, never run before (so not from the cache), runs to the end."""
     fresh = " ".join(fresh.split())
-    good = {".onepass-guess": " Berlin", ".onepass-proposer": "def propose(text):\n    return text[-3:]  # " + fresh}
+    good = {".onepass-guess": " Berlin", ".onepass-proposer": "def propose(text):\n    return text[-3:]  # " + fresh,
+            ".onepass-live-text": "Fresh " + fresh}
     type_into(page, kind, ".onepass-text" if field == ".onepass-proposer" else field, good.get(field, "Fresh " + fresh))
     if field != ".onepass-text":
         type_into(page, kind, field, good[field])
@@ -149,7 +151,7 @@ def assert_runs(page, kind: str, field: str, button: str, fresh: str) -> None:
 def test_the_bad_input_catalogue_gets_plain_words_and_the_next_run_works(panels, kind, field, button):
     for name, value in CATALOGUE.items():
         type_into(panels, kind, field, value)
-        if field != ".onepass-text":  # the text must be fine when the other field is on trial
+        if field not in (".onepass-text", ".onepass-live-text"):  # the text must be fine when another field is on trial
             type_into(panels, kind, ".onepass-text", f"The {name} case: one two three one two")
         text = press(panels, kind, button)
         assert_plain(text)

@@ -277,3 +277,23 @@ def test_sampling_follows_the_target_with_a_chi_square_verdict(panels):
     sampling.locator(".onepass-run").click()
     panels.wait_for_selector("[data-onepass-panel=sampling][data-state=error]")
     assert "at least 0" in sampling.locator(".onepass-status").inner_text()
+
+
+def test_sampling_on_the_model_s_own_next_token_distribution(panels):
+    sampling = panel(panels, "sampling")
+    for kind in ["flattened", "one-hot", "uniform"]:
+        sampling.locator(".onepass-draft").select_option(kind)
+        sampling.locator(".onepass-run-live").click()
+        panels.wait_for_selector("[data-onepass-panel=sampling][data-state=done][data-source=model]", timeout=RUN_MS)
+        # The model's top ten tokens and "other": p and q as numbers, 10,000 kept tokens counted against p.
+        rows = sampling.locator(".onepass-sampling-table tr")
+        assert rows.count() == 1 + 10 + 1 and rows.last.locator("td").first.inner_text() == "other"
+        assert sum(int(c) for c in sampling.locator(".onepass-count").all_inner_texts()) == 10_000
+        assert re.search(r"χ² = [\d.]+ with \d+ degrees of freedom", sampling.locator(".onepass-verdict").inner_text())
+        assert f"p is the model's after \"The capital of France is\"" in sampling.locator(".onepass-status").inner_text()
+    sampling.locator(".onepass-live-text").fill("  ")
+    sampling.locator(".onepass-run-live").click()
+    panels.wait_for_selector("[data-onepass-panel=sampling][data-state=error]")
+    assert "the text is empty" in sampling.locator(".onepass-status").inner_text()
+    sampling.locator(".onepass-preset").select_option(index=1)  # the presets still work (their values reset)
+    panels.wait_for_selector("[data-onepass-panel=sampling][data-state=done][data-source=preset]", timeout=RUN_MS)

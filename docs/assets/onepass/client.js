@@ -11,7 +11,7 @@ const PING_MS = 2000;
 // loop, and the longest one the limits allow (py/onepass/limits.py) takes about 40 s on the real model.
 const SILENT_MS = 120_000;
 // Requests that run Python or the model, which Cancel stops.
-const RUNS = new Set(['generate', 'verify', 'predict', 'measure', 'sample', 'bench', 'exactness']);
+const RUNS = new Set(['generate', 'verify', 'predict', 'measure', 'sample', 'sampleNext', 'bench', 'exactness']);
 
 export class RuntimeError extends Error {
   constructor({ code, message, retryable, detail }) {
@@ -207,6 +207,11 @@ export class Runtime {
    * awaits (a reader's proposer): only then is Python interrupted, so the interrupt lands in that loop and nowhere
    * else. A run still going after that (a pass, a sleeping proposer, a closed worker) ends with its worker.
    */
+  /** Step 6 on the live model: the model's next-token p after `text` (top k and "other") against a draft kind. */
+  sampleNext(text, draft, draws, seed) {
+    return this.request('sampleNext', { text, draft, draws, seed });
+  }
+
   cancel() {
     const runs = [...this.pending.values()].filter((request) => RUNS.has(request.type));
     const answered = this.request('cancel');

@@ -11,6 +11,7 @@
  *               | {id, type: 'bench', ids, past?, verify?, prefill?, runs?} (benchmarks/bench_browser.py)
  *               | {id, type: 'exactness', ids} (the position-independence check, for the tests)
  *               | {id, type: 'python'} (start Python alone: no model) | {id, type: 'sample', p, q, draws, seed}
+ *               | {id, type: 'sampleNext', text, draft, draws, seed} (step 6 on the model's own next-token p)
  *               | {id, type: 'interrupt', buffer} (a SharedArrayBuffer the page writes 2 into to stop Python)
  * Messages out: {id, type: 'progress', loaded, total} | {id, type: 'started', tokens} (a run's first pass begins)
  *               | {id, type: 'pass', pass, text, labels} | {id, type: 'done', result}
@@ -216,6 +217,19 @@ async function predict(id, { text }) {
   }
 }
 
+/** Step 6 on the live model: p after the text (its top k and "other"), a draft q of the kind asked for, the draws. */
+async function sampleNext(id, { text, draft, draws, seed }) {
+  const rt = await ensureLoaded(id);
+  const ids = encode(rt, text);
+  rt.bridge.cancelled = false;
+  try {
+    const result = answer(await rt.browser.sample_next(rt.backend, ids, String(draft), draws, Number(seed) || 0, started(id)));
+    return { ...result, labels: labels(rt, result.ids) };
+  } finally {
+    rt.bridge.closeAll();
+  }
+}
+
 /** Step 3's measurement: median ms of one pass (fresh, KV cache on) over the text's first n tokens, per size. */
 async function measure(id, { text, sizes, runs = 5 }) {
   const rt = await ensureLoaded(id);
@@ -296,6 +310,7 @@ const HANDLERS = {
   predict: (id, message) => exclusive(() => predict(id, message)),
   verify: (id, message) => exclusive(() => verify(id, message)),
   measure: (id, message) => exclusive(() => measure(id, message)),
+  sampleNext: (id, message) => exclusive(() => sampleNext(id, message)),
   python: async () => {
     const { pyodide } = await ensurePython();
     return JSON.parse(pyodide.pyimport('onepass.backends.browser').lookup_setup());

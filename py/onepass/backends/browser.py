@@ -20,6 +20,7 @@ from dataclasses import asdict
 from ..all_at_once import all_at_once
 from ..chisquare import chi_square
 from ..drafted import drafted
+from ..drafts import DRAFTS, draft, target
 from ..examples import EXAMPLES
 from ..editable import DEFAULT_SOURCE, ProposerError, compile_proposer
 from ..greedy import greedy
@@ -221,6 +222,25 @@ def sample(p, q, draws: int, seed: int) -> str:
     counts = tally(p, q, check_draws(draws), random.Random(seed))
     return json.dumps({"p": p, "q": q, "counts": counts.counts, "accepted": counts.accepted, "draws": counts.draws,
                        "frequencies": counts.frequencies(), "verdict": chi_square(counts.counts, p).as_dict()})
+
+
+@answers
+async def sample_next(model: BrowserModel, prompt, kind: str, draws: int, seed: int,
+                      on_start: Callable[[int], None] | None = None) -> str:
+    """Step 6 on the live model: p is its next-token distribution after ``prompt`` (top k and "other"), q the
+    draft ``kind``; the same draws and verdict as ``sample``, and the top k's ids to label them."""
+    prompt = list(plain(prompt))
+    check_prompt(prompt)
+    if kind not in DRAFTS:
+        raise InputError(f"choose a draft: {', '.join(DRAFTS)}")
+    if on_start:
+        on_start(len(prompt))
+    last = await model.session().forward(prompt)
+    p = target(last.topk_probs[-1])
+    result = json.loads(sample(p, draft(p, kind), draws, seed))
+    if "error" in result:
+        return json.dumps(result)
+    return json.dumps({**result, "ids": last.topk_ids[-1], "draft": kind})
 
 
 def normalised(weights, name: str) -> list[float]:

@@ -60,9 +60,10 @@ export async function identity() {
 /**
  * A status line and a button for the model: `ready()` resolves once it is loaded (asking the reader first, the
  * first time, then loading it if needed), and shows the download's progress on the way. Until the reader agrees
- * the button offers the download, with its size; after a failed load it offers Retry.
+ * the button offers the download, with its size; after a failed load it offers Retry. A panel that only may use
+ * the model (step 6's sampling) passes `eager: false`: nothing happens until it calls `ready()`.
  */
-export function modelStatus(root) {
+export function modelStatus(root, { eager = true } = {}) {
   const rt = runtime();
   const status = el('p', { className: 'onepass-status', textContent: 'The model loads when the page opens.' });
   const retry = button('Retry loading', 'onepass-retry');
@@ -105,10 +106,12 @@ export function modelStatus(root) {
     status.textContent = 'Trying again…';
     ready().then((info) => { status.textContent = `Loaded ${info.model}: press Run.`; }, () => {});
   });
-  root.dataset.state = 'loading';
-  ready().then((info) => {
-    if (root.dataset.state === 'ready') status.textContent = `Loaded ${info.model} (${formatBytes(info.bytes)}, ${info.quantisation}), ${info.threads} thread(s): press Run.`;
-  }, () => {});
+  if (eager) {
+    root.dataset.state = 'loading';
+    ready().then((info) => {
+      if (root.dataset.state === 'ready') status.textContent = `Loaded ${info.model} (${formatBytes(info.bytes)}, ${info.quantisation}), ${info.threads} thread(s): press Run.`;
+    }, () => {});
+  }
   return { status, retry, ready, say: (text) => { status.textContent = text; } };
 }
 

@@ -1,11 +1,16 @@
 /**
- * Step 6's sampling panel (Python only, no model): a small vocabulary with a target distribution p and a draft
- * distribution q. Draft and verify 10,000 tokens with the speculative sampling rule (py/onepass/sampling.py),
- * then compare the kept tokens' frequencies with p: a chart, a table and a chi-squared verdict.
+ * Step 6's sampling panel. Draft and verify 10,000 tokens with the speculative sampling rule
+ * (py/onepass/sampling.py), then compare the kept tokens' frequencies with the target p: a chart, a table and
+ * a chi-squared verdict. Two sources of p and q:
+ * - presets over six made-up words (Python only, no model), with every p and q editable;
+ * - the model itself: p is its next-token distribution after the reader's text (its top tokens, the rest
+ *   lumped as "other"), q a draft the reader picks (py/onepass/drafts.py). This one loads the model, after
+ *   asking, and only when the reader asks for it.
  */
 import { runtime } from '../client.js';
 import { loadChart } from '../libs.js';
-import { button, el } from './dom.js';
+import { button, el, visible } from './dom.js';
+import { modelStatus } from './model.js';
 
 const WORDS = ['the', 'cat', 'sat', 'on', 'a', 'mat'];
 const PRESETS = {
@@ -13,30 +18,45 @@ const PRESETS = {
   'A good draft': { p: [0.35, 0.2, 0.15, 0.12, 0.1, 0.08], q: [0.3, 0.22, 0.15, 0.13, 0.1, 0.1] },
   'A draft that never says "cat"': { p: [0.35, 0.2, 0.15, 0.12, 0.1, 0.08], q: [0.3, 0, 0.3, 0.15, 0.15, 0.1] },
 };
+// The kinds of py/onepass/drafts.py, as the reader sees them.
+const DRAFTS = {
+  flattened: 'a flattened copy of p (a smaller, less sure model)',
+  'one-hot': "all on p's second choice (a copied guess)",
+  uniform: 'uniform (a draft that knows nothing)',
+};
+const LIVE_TEXT = 'The capital of France is';
+const OTHER = 'other';
 const DRAWS = 10_000;
 
 export function mountSampling(root) {
   const rt = runtime();
   const preset = el('select', { className: 'onepass-preset' }, Object.keys(PRESETS).map((name) => el('option', { value: name, textContent: name })));
+  const liveText = el('input', { type: 'text', className: 'onepass-live-text', value: LIVE_TEXT, ariaLabel: 'Text before the next token' });
+  const draftKind = el('select', { className: 'onepass-draft' }, Object.entries(DRAFTS).map(([value, label]) => el('option', { value, textContent: label })));
   const inputs = { p: [], q: [] };
   const table = el('table', { className: 'onepass-sampling-table' });
   const head = el('tr', {}, ['word', 'target p', 'draft q', 'observed', 'count'].map((h) => el('th', { textContent: h })));
-  const rows = WORDS.map((word, i) => {
+  const presetRows = WORDS.map((word, i) => {
     for (const which of ['p', 'q']) inputs[which][i] = el('input', { type: 'number', min: 0, max: 1, step: 0.01, className: `onepass-${which}`, ariaLabel: `${which}(${word})` });
     return el('tr', {}, [el('td', { textContent: word }), el('td', {}, [inputs.p[i]]), el('td', {}, [inputs.q[i]]),
       el('td', { className: 'onepass-observed' }), el('td', { className: 'onepass-count' })]);
   });
-  table.append(head, ...rows);
   // The first seed shown; any seed works, but at the 5 % level one in twenty fails by chance (seed 1 does, here).
   let seed = 2;
+  let source = 'preset';
   const seedText = el('span', { className: 'onepass-seed' });
   const run = button(`Draft and verify ${DRAWS.toLocaleString('en')} tokens`, 'onepass-run', true);
   const reseed = button('New seed', 'onepass-reseed');
-  const status = el('p', { className: 'onepass-status', textContent: 'Python starts in this tab (no model needed).' });
+  const runLive = button('Sample from the model', 'onepass-run-live');
+  const model = modelStatus(root, { eager: false });
+  model.say('Python starts in this tab (no model needed for the presets).');
   const verdict = el('p', { className: 'onepass-verdict' });
   const canvas = el('canvas', { className: 'onepass-chart' });
-  root.append(el('div', { className: 'onepass-controls' }, [el('label', {}, ['Preset ', preset]), run, reseed, seedText]),
-    table, status, verdict, el('div', { className: 'onepass-chart-box' }, [canvas]));
+  root.append(
+    el('div', { className: 'onepass-controls' }, [el('label', {}, ['Preset ', preset]), run, reseed, seedText]),
+    el('div', { className: 'onepass-controls onepass-live' }, [el('label', {}, ['Or the model\'s own p after ', liveText]),
+      el('label', {}, [' with the draft ', draftKind]), runLive, model.retry]),
+    table, model.status, verdict, el('div', { className: 'onepass-chart-box' }, [canvas]));
   let chart = null;
   let running = false;
 
@@ -46,7 +66,16 @@ export function mountSampling(root) {
   };
   const read = (which) => inputs[which].map((input) => Number(input.value));
 
-  async function draw(result) {
+  /** The model's rows: its top tokens and "other", with p and q as numbers (they come from the model, not the reader). */
+  function liveRows(words, result) {
+    return words.map((word, i) => el('tr', {}, [el('td', {}, [el('code', { textContent: word })]),
+      el('td', { textContent: result.p[i].toFixed(3) }), el('td', { textContent: result.q[i].toFixed(3) }),
+      el('td', { className: 'onepass-observed' }), el('td', { className: 'onepass-count' })]));
+  }
+
+  async function draw(result, words) {
+    const rows = source === 'preset' ? presetRows : liveRows(words, result);
+    table.replaceChildren(head, ...rows);
     rows.forEach((row, i) => {
       row.querySelector('.onepass-observed').textContent = result.frequencies[i].toFixed(3);
       row.querySelector('.onepass-count').textContent = result.counts[i];
@@ -57,8 +86,9 @@ export function mountSampling(root) {
         : `NOT consistent with p at the ${v.level * 100} % level. An exact rule still fails this test for one seed in ${Math.round(1 / v.level)}: try a new seed.`)
       + ` ${result.accepted.toLocaleString('en')} of ${result.draws.toLocaleString('en')} drafted tokens were kept as drafted.`;
     root.dataset.consistent = v.consistent;
+    root.dataset.source = source;
     const Chart = await loadChart();
-    const data = { labels: WORDS, datasets: [{ label: 'target p', data: result.p }, { label: 'observed', data: result.frequencies }, { label: 'draft q', data: result.q }] };
+    const data = { labels: words, datasets: [{ label: 'target p', data: result.p }, { label: 'observed', data: result.frequencies }, { label: 'draft q', data: result.q }] };
     if (chart) {
       chart.data = data;
       chart.update();
@@ -67,27 +97,45 @@ export function mountSampling(root) {
     }
   }
 
+  /** Draw and verify with the current source; the model's p needs the model, which is asked for the first time. */
   async function sample() {
     if (running) return;
     running = true;
     root.dataset.state = 'running';
     seedText.textContent = `seed ${seed}`;
-    status.textContent = 'Sampling…';
     try {
-      const result = await rt.sample(read('p'), read('q'), DRAWS, seed);
-      await draw(result);
-      status.textContent = `Done: ${DRAWS.toLocaleString('en')} tokens, seed ${seed}.`;
+      let result;
+      let words = WORDS;
+      if (source === 'preset') {
+        model.say('Sampling…');
+        result = await rt.sample(read('p'), read('q'), DRAWS, seed);
+      } else {
+        if (!liveText.value.trim()) throw new Error('the text is empty: type a few words first');
+        await model.ready();
+        model.say('One pass for the model\'s p, then sampling…');
+        result = await rt.sampleNext(liveText.value, draftKind.value, DRAWS, seed);
+        words = [...result.ids.map((id) => visible(result.labels[id])), OTHER];
+      }
+      await draw(result, words);
+      model.say(`Done: ${DRAWS.toLocaleString('en')} tokens, seed ${seed}`
+        + (source === 'preset' ? '.' : `; p is the model's after "${liveText.value}", q ${DRAFTS[draftKind.value]}.`));
       root.dataset.state = 'done';
     } catch (err) {
-      status.textContent = `Could not sample: ${err.message}`;
+      model.say(`Could not sample: ${err.message}`);
       root.dataset.state = 'error';
     } finally {
       running = false;
     }
   }
 
-  preset.addEventListener('change', () => { fill(); sample(); });
-  run.addEventListener('click', sample);
+  const use = (which) => () => {
+    source = which;
+    sample();
+  };
+  preset.addEventListener('change', () => { fill(); use('preset')(); });
+  run.addEventListener('click', use('preset'));
+  runLive.addEventListener('click', use('model'));
+  draftKind.addEventListener('change', () => { if (source === 'model') sample(); });
   reseed.addEventListener('click', () => { seed += 1; sample(); });
   fill();
   sample();
