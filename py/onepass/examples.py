@@ -21,12 +21,12 @@ with ``<|im_end|>``. Each run shows one side of prompt lookup:
 drafting timed, then one token per pass) for the tests of ``estimate.py``.
 """
 
-import time
 from dataclasses import asdict, dataclass
 
 from .drafted import drafted
 from .greedy import greedy
 from .lookup import MAX_DRAFT, prompt_lookup
+from .proposers import Timed
 from .seam import Model
 
 
@@ -85,15 +85,7 @@ def example(key: str) -> Example:
 
 async def recorded(model: Model, prompt: list[int], case: Example) -> dict:
     """``case`` with prompt lookup and one token per pass, as JSON-ready dicts with the drafting time."""
-    drafting = [0.0]
-
-    def timed(text: list[int]) -> list[int]:
-        began = time.perf_counter()
-        try:
-            return prompt_lookup(text)
-        finally:
-            drafting[0] += time.perf_counter() - began
-
+    timed = Timed(prompt_lookup)
     lookup = await drafted(model, prompt, timed, case.max_new, mode="lookup")
-    return {"lookup": {**lookup.as_dict(), "proposer_seconds": drafting[0], "max_draft": MAX_DRAFT},
+    return {"lookup": {**lookup.as_dict(), "proposer_seconds": timed.seconds, "max_draft": MAX_DRAFT},
             "greedy": (await greedy(model, prompt, case.max_new)).as_dict()}

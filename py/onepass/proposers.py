@@ -6,6 +6,7 @@ or a deliberately wrong one; they differ only in how many passes they save.
 """
 
 import random
+import time
 
 from .drafted import Proposer
 from .lookup import MAX_DRAFT
@@ -48,3 +49,19 @@ def from_answer(answer: list[int], vocab_size: int, error_rate: float, rng: rand
         return [(token + 1) % vocab_size if rng.random() < error_rate else token for token in draft]
 
     return propose
+
+
+class Timed:
+    """``propose``, with the seconds spent drafting added up in ``seconds``: the draft's cost, against the
+    passes' (step 6's c)."""
+
+    def __init__(self, propose: Proposer):
+        self.propose = propose
+        self.seconds = 0.0
+
+    def __call__(self, text: list[int]) -> list[int]:
+        began = time.perf_counter()
+        try:
+            return self.propose(text)
+        finally:
+            self.seconds += time.perf_counter() - began

@@ -26,7 +26,7 @@ from ..editable import DEFAULT_SOURCE, ProposerError, compile_proposer
 from ..greedy import greedy
 from ..limits import InputError, as_dict, check_draws, check_guess, check_max_new, check_prompt
 from ..lookup import MAX_DRAFT, copied, lookup_match
-from ..proposers import fixed_guess, random_draft
+from ..proposers import Timed, fixed_guess, random_draft
 from ..sampling import tally
 from ..verification import check
 from ..seam import Facts, Pass
@@ -129,7 +129,6 @@ async def generate(model: BrowserModel, prompt, mode: str, kv_cache: bool, max_n
     check_prompt(prompt)
     max_new = check_max_new(max_new)
     matches: list = []  # prompt lookup's match for the pass being drafted
-    proposing = [0.0]  # seconds spent drafting: the draft's cost, against the passes' (step 6's c)
 
     def report(record) -> None:
         row = asdict(record)
@@ -155,30 +154,21 @@ async def generate(model: BrowserModel, prompt, mode: str, kv_cache: bool, max_n
         "custom": lambda: compile_proposer(str(proposer), model.facts.vocab_size),
     }
 
-    def timed(propose):
-        def draft(text: list[int]) -> list[int]:
-            began = time.perf_counter()
-            try:
-                return propose(text)
-            finally:
-                proposing[0] += time.perf_counter() - began
-        return draft
-
     if mode != "greedy" and mode not in proposers:
         raise InputError(f"unknown mode {mode!r}: expected greedy or one of {', '.join(proposers)}")
     if on_start:
         on_start(len(prompt))
+    timed = Timed(proposers[mode]()) if mode != "greedy" else None
     try:
-        if mode == "greedy":
+        if timed is None:
             run = await greedy(model, prompt, max_new, kv_cache=kv_cache, on_pass=report)
         else:
-            run = await drafted(model, prompt, timed(proposers[mode]()), max_new, kv_cache=kv_cache, mode=mode,
-                                on_pass=report)
+            run = await drafted(model, prompt, timed, max_new, kv_cache=kv_cache, mode=mode, on_pass=report)
     except KeyboardInterrupt:
         # The page's Cancel, through Pyodide's interrupt buffer (it reaches even a proposer that never returns).
         # As an ordinary exception it rejects this call instead of escaping the event loop.
         raise RuntimeError("the run was cancelled") from None
-    return json.dumps({**run.as_dict(), "proposer_seconds": proposing[0], "max_draft": MAX_DRAFT})
+    return json.dumps({**run.as_dict(), "proposer_seconds": timed.seconds if timed else 0.0, "max_draft": MAX_DRAFT})
 
 
 @answers
