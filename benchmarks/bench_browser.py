@@ -22,7 +22,7 @@ from playwright.sync_api import sync_playwright
 from tokenizers import Tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "py")]
 
 from model_export.build import build  # noqa: E402
 from model_export.check import load, speed  # noqa: E402

@@ -15,7 +15,7 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "py")]
 
 from model_export.build import build  # noqa: E402
 from model_export.check import load, position_independence, quality, speed, wasm  # noqa: E402

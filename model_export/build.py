@@ -19,7 +19,7 @@ from .attention import fix_attention
 from .calibration import activation_peaks
 from .cache import cache_root, export_key
 from .manifest import write_manifest
-from .outputs import add_prediction_outputs
+from .outputs import add_prediction_outputs, slice_prediction_rows
 from .quantize import quantize_int8_per_row
 from .sources import Source, resolve
 from .tokenizer import save_tokenizer_json
@@ -75,6 +75,7 @@ def _export(source: Source, target: Path, log) -> None:
     reference.CopyFrom(model)
     onnx.save(reference, str(work / REFERENCE), save_as_external_data=True, location="model_fp32.onnx.data")
     del reference
+    slice_prediction_rows(model)
     log("quantising ...")
     counts = quantize_int8_per_row(model, peaks)
     if counts["embedding"] != 1 or counts["smoothed_inputs"] == 0:

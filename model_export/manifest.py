@@ -10,7 +10,7 @@ from pathlib import Path
 
 from . import EXPORTER_VERSION
 from .cache import exporter_fingerprint, library_versions, sha256_file
-from .outputs import OUTPUTS, TOP_K
+from .outputs import FIRST_ROW, OUTPUTS, TOP_K
 from .quantize import RECIPE
 from .tokenizer import end_of_text_ids, special_ids
 
@@ -36,7 +36,8 @@ def write_manifest(folder: Path, loaded, files: list[str], opset: int, counts: d
         "vocab_size": config.vocab_size,
         "special_ids": special_ids(loaded.tokenizer),
         "eos_ids": end_of_text_ids(loaded.tokenizer, loaded.model),
-        "inputs": {"input_ids": "input_ids", "attention_mask": "attention_mask", "position_ids": "position_ids"},
+        "inputs": {"input_ids": "input_ids", "attention_mask": "attention_mask", "position_ids": "position_ids",
+                   "first_row": FIRST_ROW},
         "outputs": {**OUTPUTS, "top_k": TOP_K},
         "kv": {
             "num_layers": config.num_hidden_layers,

@@ -1,9 +1,16 @@
-"""Per-position outputs small enough to cross the browser's Python bridge.
+"""Per-position outputs small enough to cross the browser's Python bridge, for the rows a caller wants.
 
 Logits are 151,936 floats per position; the lesson needs only the greedy token
 and a few alternatives. The graph therefore also returns, at every position,
 the argmax id and the top-k ids with their softmax probabilities. A caller
 fetches just these; the logits stay available for those that ask.
+
+Most passes need predictions at a few rows only: generation the last, a
+verification the draft's. The output layer (896 x 151,936, over a quarter of a
+pass's multiply-adds) and everything after it therefore run only from the row
+``first_row`` (an input, 0 for all): the hidden states are sliced just before
+it. A row's prediction is computed from that row alone, so slicing changes no
+number; the position-independence checks prove it bit for bit.
 """
 
 import numpy as np
@@ -14,6 +21,27 @@ from .graph import Rewriter
 
 TOP_K = 10
 OUTPUTS = {"logits": "logits", "argmax": "argmax", "topk_ids": "topk_ids", "topk_probs": "topk_probs"}
+FIRST_ROW = "first_row"
+ROWS = "rows"  # the outputs' length: the pass's tokens from first_row on
+_TO_THE_END = np.iinfo(np.int64).max
+
+
+def slice_prediction_rows(model: onnx.ModelProto) -> None:
+    """Feed the output layer only the rows from the input ``first_row`` on (a 1-element int64 tensor)."""
+    rw = Rewriter(model, "prediction_rows")
+    head = next(node for node in model.graph.node if OUTPUTS["logits"] in node.output)
+    hidden = head.input[0]
+    out: list = []
+    rows = rw.node(out, "Slice", [hidden, FIRST_ROW, rw.constant([_TO_THE_END], np.int64), rw.constant([1], np.int64)])
+    head.input[0] = rows
+    # The Slice goes right after the node that makes the hidden states, keeping the nodes in topological order.
+    position = next(i for i, node in enumerate(model.graph.node) if hidden in node.output) + 1
+    for i, node in enumerate(out):
+        model.graph.node.insert(position + i, node)
+    model.graph.input.append(helper.make_tensor_value_info(FIRST_ROW, TensorProto.INT64, [1]))
+    for output in model.graph.output:
+        if output.name == OUTPUTS["logits"]:
+            output.type.tensor_type.shape.dim[1].dim_param = ROWS
 
 
 def add_prediction_outputs(model: onnx.ModelProto, top_k: int = TOP_K) -> None:
@@ -30,7 +58,7 @@ def add_prediction_outputs(model: onnx.ModelProto, top_k: int = TOP_K) -> None:
     rw.node(out, "Exp", [rw.node(out, "Sub", [values, log_norm])], outputs=[OUTPUTS["topk_probs"]])
     model.graph.node.extend(out)
     model.graph.output.extend([
-        helper.make_tensor_value_info(OUTPUTS["argmax"], TensorProto.INT64, ["batch_size", "sequence_length"]),
-        helper.make_tensor_value_info(OUTPUTS["topk_ids"], TensorProto.INT64, ["batch_size", "sequence_length", top_k]),
-        helper.make_tensor_value_info(OUTPUTS["topk_probs"], TensorProto.FLOAT, ["batch_size", "sequence_length", top_k]),
+        helper.make_tensor_value_info(OUTPUTS["argmax"], TensorProto.INT64, ["batch_size", ROWS]),
+        helper.make_tensor_value_info(OUTPUTS["topk_ids"], TensorProto.INT64, ["batch_size", ROWS, top_k]),
+        helper.make_tensor_value_info(OUTPUTS["topk_probs"], TensorProto.FLOAT, ["batch_size", ROWS, top_k]),
     ])

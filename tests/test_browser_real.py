@@ -68,5 +68,5 @@ def native_agreement(model: NativeModel, prompt: list[int], tokens: list[int]) -
 
 def test_position_independence_holds_in_chromium_on_the_real_model(real_page, real_export, held_text):
     ids = NativeTokenizer(real_export).encode(held_text)[:40]
-    result = real_page.evaluate("(ids) => window.onepass().exactness(ids)", ids)
-    assert result["all_identical"], result["rows_differing"]
+    result = real_page.evaluate("(ids) => window.onepass().positionIndependence(ids)", ids)
+    assert result["all_identical"], result["checks"]

@@ -34,7 +34,7 @@ def test_vocabulary_and_special_ids(export):
 
 def test_graph_matches_the_manifest(export):
     manifest = manifest_of(export)
-    session = load(export).session
+    session = load(export).onnx
     inputs = {i.name for i in session.get_inputs()}
     outputs = {o.name: o for o in session.get_outputs()}
     kv = manifest["kv"]

@@ -9,7 +9,7 @@ import pytest
 import torch
 from tokenizers import Tokenizer
 
-from model_export.check import load, quality
+from model_export.check import load, logits, quality
 from model_export.tiny import load_tiny
 from tests.conftest import ids_of
 
@@ -19,7 +19,7 @@ def test_tiny_onnx_float32_matches_pytorch(tiny_export, held_text):
     ids = ids_of(tiny_export, held_text)[:120]
     with torch.no_grad():
         expected = load_tiny().model(torch.tensor([ids])).logits[0].numpy()
-    ours = load(tiny_export, reference=True).logits(ids)
+    ours = logits(load(tiny_export, reference=True), ids)
     np.testing.assert_allclose(ours, expected, atol=2e-4, rtol=0)
     assert (ours.argmax(-1) == expected.argmax(-1)).mean() > 0.98
 
@@ -44,5 +44,7 @@ def test_real_int8_agrees_with_float32(real_export, held_text):
 @pytest.mark.parametrize("prompt, expected", [("The capital of France is", " Paris")])
 def test_real_model_knows_a_fact(real_export, prompt, expected):
     tokenizer = Tokenizer.from_file(str(real_export / "tokenizer.json"))
-    values, _ = load(real_export).run(tokenizer.encode(prompt).ids)
-    assert tokenizer.decode([int(values["argmax"][0, -1])]) == expected
+    ids = tokenizer.encode(prompt).ids
+    result, _ = load(real_export).run(ids, None, logits=False, first_row=len(ids) - 1)
+    assert result.argmax == [tokenizer.encode(expected).ids[0]]
+    assert tokenizer.decode(result.argmax) == expected

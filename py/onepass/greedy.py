@@ -21,8 +21,8 @@ async def greedy(model: Model, prompt: list[int], max_new: int, *, kv_cache: boo
     text, passes, stop = list(prompt), [], "max_new"
     while len(text) - len(prompt) < max_new:
         start, fed = session.length, text[session.length:]
-        result = await session.forward(fed)
-        # The row after the last token is the prediction of the next one; the other rows are not needed.
+        # The row after the last token is the prediction of the next one; the other rows are not computed.
+        result = await session.forward(fed, rows_from=len(fed) - 1)
         token = result.argmax[-1]
         record = PassRecord(start=start, fed=fed, draft=[], predicted=[token], accepted=0, token=token, added=[token],
                             seconds=result.seconds)

@@ -14,7 +14,7 @@ from typing import Protocol
 
 @dataclass(frozen=True)
 class Pass:
-    """What one forward pass returns for the tokens it was fed, one row per fed position."""
+    """What one forward pass returns: one row per fed position, from the first one asked for (``rows_from``)."""
 
     argmax: list[int]  # the model's predicted next id after each fed position
     topk_ids: list[list[int]]
@@ -33,11 +33,22 @@ class Session(Protocol):
 
     length: int  # tokens the session has processed
 
-    async def forward(self, new_ids: list[int], *, logits: bool = False) -> Pass:
-        """Run one pass over ``new_ids``, appended after the first ``length`` tokens."""
+    async def forward(self, new_ids: list[int], *, logits: bool = False, rows_from: int = 0) -> Pass:
+        """Run one pass over ``new_ids``, appended after the first ``length`` tokens.
+
+        The pass returns the rows of ``new_ids[rows_from:]`` only: a caller that needs the prediction after
+        the last token alone asks for ``rows_from=len(new_ids) - 1``, and the model skips its output layer
+        for the others. Every token still enters the KV cache.
+        """
 
     def rollback(self, length: int) -> None:
         """Forget every token after the first ``length`` (rejected draft tokens)."""
+
+
+def check_rows(new_ids: list[int], rows_from: int) -> None:
+    """A pass must return at least one row: ``rows_from`` indexes one of ``new_ids``."""
+    if not 0 <= rows_from < len(new_ids):
+        raise ValueError(f"rows_from must index one of the {len(new_ids)} new tokens, got {rows_from}")
 
 
 @dataclass(frozen=True)

@@ -56,9 +56,9 @@ async def check(session: Session, text: list[int], draft: list[int],
     if not 0 <= session.length < len(text):
         raise ValueError(f"the session must hold less than the text ({session.length} of {len(text)} tokens)")
     start, fed = session.length, text[session.length:] + draft
-    result = await session.forward(fed)
-    # The rows that matter: after the text's last token, then after each draft token.
-    verdict = verify(draft, result.argmax[len(fed) - len(draft) - 1:])
+    # The rows that matter, and the only ones computed: after the text's last token, then after each draft token.
+    result = await session.forward(fed, rows_from=len(fed) - len(draft) - 1)
+    verdict = verify(draft, result.argmax)
     record = PassRecord(start=start, fed=fed, draft=draft, predicted=verdict.predicted, accepted=len(verdict.accepted),
                         token=verdict.token, added=until_end(verdict.accepted + [verdict.token], eos_ids),
                         seconds=result.seconds)

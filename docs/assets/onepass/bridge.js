@@ -31,7 +31,7 @@ export class OnnxBridge {
   module() {
     return {
       open: (kvCache) => this.open(kvCache),
-      run: (id, newIds, start, wantLogits) => this.run(id, newIds, start, wantLogits),
+      run: (id, newIds, start, wantLogits, rowsFrom) => this.run(id, newIds, start, wantLogits, rowsFrom),
       rollback: (id, length) => this.rollback(id, length),
     };
   }
@@ -46,25 +46,31 @@ export class OnnxBridge {
     this.sessions.clear();
   }
 
-  async run(id, newIds, start, wantLogits) {
+  /**
+   * One pass over `newIds` after the session's `start` tokens; predictions (argmax, top-k, the logits when
+   * `wantLogits`) for newIds[rowsFrom:] only: the model skips its output layer for the rows before.
+   */
+  async run(id, newIds, start, wantLogits, rowsFrom = 0) {
     // A PyProxy argument lives only until this call returns its promise: copy it first.
     const ids = newIds?.toJs ? newIds.toJs() : Array.from(newIds);
     const session = this.sessions.get(id);
     if (!session) throw new Error(`no ONNX session ${id}`);
     if (start !== session.length) throw new Error(`session ${id} holds ${session.length} tokens, the pass starts at ${start}`);
     if (this.cancelled) throw new Error('cancelled');
+    if (!(Number.isInteger(rowsFrom) && rowsFrom >= 0 && rowsFrom < ids.length)) throw new Error(`rowsFrom ${rowsFrom} is not one of the ${ids.length} new tokens`);
     const fed = session.kvCache ? ids : [...session.ids, ...ids];
     const past = session.kvCache ? session.past : null;
     const began = performance.now();
-    const out = await this.pass(fed, session.kvCache ? session.length : 0, past, session.kvCache, wantLogits);
+    const out = await this.pass(fed, session.kvCache ? session.length : 0, past, session.kvCache, wantLogits, fed.length - ids.length + rowsFrom);
     const seconds = (performance.now() - began) / 1000;
     if (session.kvCache) session.past = this.layers.map((l) => ({ key: out[l.outKey], value: out[l.outValue] }));
     session.ids.push(...ids);
     session.length += ids.length;
-    return this.rows(out, fed.length - ids.length, ids.length, seconds, wantLogits);
+    return this.rows(out, seconds, wantLogits);
   }
 
-  async pass(tokens, start, past, wantPresent, wantLogits) {
+  /** The raw pass: `tokens` after `start` cached positions, predictions from row `firstRow` of the pass. */
+  async pass(tokens, start, past, wantPresent, wantLogits, firstRow = 0) {
     const { ort, manifest } = this;
     const L = tokens.length;
     const inputs = manifest.inputs;
@@ -72,6 +78,7 @@ export class OnnxBridge {
       [inputs.input_ids]: int64(ort, tokens, [1, L]),
       [inputs.attention_mask]: int64(ort, new Array(start + L).fill(1), [1, start + L]),
       [inputs.position_ids]: int64(ort, tokens.map((_, j) => start + j), [1, L]),
+      [inputs.first_row]: int64(ort, [firstRow], [1]),
     };
     const empty = new ort.Tensor('float32', new Float32Array(0), [1, this.heads, 0, this.headDim]);
     this.layers.forEach((l, i) => {
@@ -85,21 +92,19 @@ export class OnnxBridge {
     return this.onnx.run(feeds, fetches);
   }
 
-  /** Rows first..first+count-1 of a pass, as plain arrays (top-k flattened row by row). */
-  rows(out, first, count, seconds, wantLogits) {
+  /** A pass's predictions as plain arrays (top-k flattened row by row). */
+  rows(out, seconds, wantLogits) {
     const { outputs } = this.manifest;
-    const k = outputs.top_k;
     const result = {
-      argmax: Array.from(out[outputs.argmax].data.subarray(first, first + count), Number),
-      topk_ids: Array.from(out[outputs.topk_ids].data.subarray(first * k, (first + count) * k), Number),
-      topk_probs: Array.from(out[outputs.topk_probs].data.subarray(first * k, (first + count) * k)),
-      k,
+      argmax: Array.from(out[outputs.argmax].data, Number),
+      topk_ids: Array.from(out[outputs.topk_ids].data, Number),
+      topk_probs: Array.from(out[outputs.topk_probs].data),
+      k: outputs.top_k,
       seconds,
     };
     if (wantLogits) {
-      const vocab = out[outputs.logits].dims[2];
-      result.vocab = vocab;
-      result.logits = out[outputs.logits].data.slice(first * vocab, (first + count) * vocab);
+      result.vocab = out[outputs.logits].dims[2];
+      result.logits = out[outputs.logits].data;
     }
     return result;
   }

@@ -11,7 +11,7 @@ const PING_MS = 2000;
 // loop, and the longest one the limits allow (py/onepass/limits.py) takes about 40 s on the real model.
 const SILENT_MS = 120_000;
 // Requests that run Python or the model, which Cancel stops.
-const RUNS = new Set(['generate', 'verify', 'predict', 'measure', 'sample', 'sampleNext', 'bench', 'exactness']);
+const RUNS = new Set(['generate', 'verify', 'predict', 'measure', 'sample', 'sampleNext', 'bench', 'positionIndependence']);
 
 export class RuntimeError extends Error {
   constructor({ code, message, retryable, detail }) {
@@ -235,8 +235,8 @@ export class Runtime {
     return this.request('decode', { ids });
   }
 
-  exactness(ids) {
-    return this.request('exactness', { ids });
+  positionIndependence(ids) {
+    return this.request('positionIndependence', { ids });
   }
 
   bench(options) {

@@ -9,7 +9,7 @@
  *               | {id, type: 'measure', text, sizes, runs} (step 3: median ms of one pass over each size)
  *               | {id, type: 'cancel'} | {id, type: 'tokenize', texts} | {id, type: 'decode', ids}
  *               | {id, type: 'bench', ids, past?, verify?, prefill?, runs?} (benchmarks/bench_browser.py)
- *               | {id, type: 'exactness', ids} (the position-independence check, for the tests)
+ *               | {id, type: 'positionIndependence', ids} (harness.js's check, for the tests)
  *               | {id, type: 'python'} (start Python alone: no model) | {id, type: 'sample', p, q, draws, seed}
  *               | {id, type: 'sampleNext', text, draft, draws, seed} (step 6 on the model's own next-token p)
  *               | {id, type: 'interrupt', buffer} (a SharedArrayBuffer the page writes 2 into to stop Python)
@@ -26,9 +26,8 @@ import { loadPyodide } from '../../vendor/pyodide/pyodide.mjs';
 
 import { OnnxBridge } from './bridge.js';
 import { ByteDecoder } from './decoder.js';
-import { positionIndependence } from './exactness.js';
+import { passTimes, positionIndependence, SESSION_OPTIONS, timePasses } from './harness.js';
 import { loadModel } from './loader.js';
-import { median } from './panels/dom.js';
 import { modelIdentity } from './panels/identity.js';
 
 const SITE = new URL('../../', import.meta.url);
@@ -96,7 +95,7 @@ async function load(id, threads) {
   ort.env.wasm.wasmPaths = VENDOR.href + 'ort/';
   ort.env.wasm.numThreads = threadCount(threads);
   const sessionBegan = performance.now();
-  const onnx = await ort.InferenceSession.create(model.files['model.onnx'], { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+  const onnx = await ort.InferenceSession.create(model.files['model.onnx'], SESSION_OPTIONS);
   timings.onnx_session = (performance.now() - sessionBegan) / 1000;
 
   const tokenizerJson = JSON.parse(new TextDecoder().decode(model.files['tokenizer.json']));
@@ -252,29 +251,10 @@ async function measure(id, { text, sizes, runs = 5 }) {
   }
 }
 
-/** Median ms of `pass()` after warm-up; `reset()` runs untimed after each pass (e.g. a rollback). */
-async function timePasses(pass, reset, runs, warmup) {
-  const times = [];
-  for (let i = 0; i < warmup + runs; i++) {
-    const began = performance.now();
-    await pass();
-    if (i >= warmup) times.push(performance.now() - began);
-    reset();
-  }
-  return median(times);
-}
-
-/** Decode-1 and verify-6 after a past, prefill from empty (ms, in JS), and the Python bridge's cost per pass. */
+/** The harness's pass times (ms, in JS), and the Python bridge's cost per pass. */
 async function bench(rt, { ids, past = 32, verify = 6, prefill = 30, runs = 10, warmup = 3 }) {
-  const b = rt.bridge;
-  b.cancelled = false;
-  const session = b.open(true);
-  await b.run(session, ids.slice(0, past), 0, false);
-  const step = (n) => timePasses(() => b.run(session, ids.slice(past, past + n), past, false), () => b.rollback(session, past), runs, warmup);
-  const figures = { threads: ort.env.wasm.numThreads, past, runs };
-  figures.decode_1_ms = await step(1);
-  figures[`verify_${verify}_ms`] = await step(verify);
-  figures[`prefill_${prefill}_ms`] = await timePasses(() => b.run(b.open(true), ids.slice(0, prefill), 0, false), () => {}, runs, warmup);
+  rt.bridge.cancelled = false;
+  const figures = { threads: ort.env.wasm.numThreads, ...(await passTimes(rt.bridge, ids, { past, verify, prefill, runs, warmup })) };
   figures.bridge_ms = 1000 * (await rt.browser.bridge_overhead(rt.backend, ids.slice(0, past + 1), past, runs));
   return figures;
 }
@@ -341,7 +321,7 @@ const HANDLERS = {
       rt.bridge.closeAll();
     }
   }),
-  exactness: (id, { ids }) => exclusive(async () => {
+  positionIndependence: (id, { ids }) => exclusive(async () => {
     const rt = await ensureLoaded(id);
     rt.bridge.cancelled = false;
     try {

@@ -29,7 +29,7 @@ from ..lookup import MAX_DRAFT, copied, lookup_match
 from ..proposers import Timed, fixed_guess, random_draft
 from ..sampling import tally
 from ..verification import check
-from ..seam import Facts, Pass
+from ..seam import Facts, Pass, check_rows
 
 
 def plain(value):
@@ -97,8 +97,9 @@ class BrowserSession:
         self.id = bridge.open(kv_cache)
         self.length = 0
 
-    async def forward(self, new_ids: list[int], *, logits: bool = False) -> Pass:
-        raw = plain(await self.bridge.run(self.id, list(new_ids), self.length, logits))
+    async def forward(self, new_ids: list[int], *, logits: bool = False, rows_from: int = 0) -> Pass:
+        check_rows(new_ids, rows_from)
+        raw = plain(await self.bridge.run(self.id, list(new_ids), self.length, logits, rows_from))
         self.length += len(new_ids)
         k = raw["k"]
         flat_logits = raw.get("logits")
@@ -225,7 +226,7 @@ async def sample_next(model: BrowserModel, prompt, kind: str, draws: int, seed: 
         raise InputError(f"choose a draft: {', '.join(DRAFTS)}")
     if on_start:
         on_start(len(prompt))
-    last = await model.session().forward(prompt)
+    last = await model.session().forward(prompt, rows_from=len(prompt) - 1)
     p = target(last.topk_probs[-1])
     result = json.loads(sample(p, draft(p, kind), draws, seed))
     if "error" in result:

@@ -13,15 +13,19 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
-from ..seam import Facts, Pass
+from ..seam import Facts, Pass, check_rows
 
 THREADS = 2
 
 
 class NativeModel:
-    """One onnxruntime session over an export folder; opens one ``Session`` per text."""
+    """One onnxruntime session over an export folder; opens one ``Session`` per text.
 
-    def __init__(self, folder: Path | str, threads: int = THREADS):
+    ``file`` picks another graph of the same export (the float32 reference, for quality checks); a graph
+    without the ``first_row`` input always returns every row.
+    """
+
+    def __init__(self, folder: Path | str, threads: int = THREADS, file: str = "model.onnx"):
         folder = Path(folder)
         manifest_path = folder / "manifest.json"
         if not manifest_path.is_file():
@@ -31,7 +35,11 @@ class NativeModel:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        self.onnx = ort.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
+        self.onnx = ort.InferenceSession(str(folder / file), options, providers=["CPUExecutionProvider"])
+        self.first_row = self.manifest["inputs"].get("first_row")
+        if self.first_row not in {i.name for i in self.onnx.get_inputs()}:
+            self.first_row = None
+        self.output_names = {o.name for o in self.onnx.get_outputs()}
         kv = self.manifest["kv"]
         layers = range(kv["num_layers"])
         self.past_names = [kv[name].format(i=i) for i in layers for name in ("input_key", "input_value")]
@@ -41,8 +49,11 @@ class NativeModel:
     def session(self, kv_cache: bool = True) -> "CachedSession | UncachedSession":
         return CachedSession(self) if kv_cache else UncachedSession(self)
 
-    def run(self, ids: list[int], past: list[np.ndarray] | None, logits: bool) -> tuple[Pass, list[np.ndarray]]:
-        """One pass over ``ids`` after ``past`` (None: nothing before); returns the pass and the new KV cache."""
+    def outputs(self, ids: list[int], past: list[np.ndarray] | None, *, logits: bool,
+                first_row: int = 0) -> tuple[dict, list[np.ndarray], float]:
+        """One pass over ``ids`` after ``past`` (None: nothing before), predictions from row ``first_row`` of
+        the pass on; returns the outputs by name (argmax, top-k, logits when asked), the new KV cache and
+        the pass's seconds."""
         past = past or [self.empty_past] * len(self.past_names)
         start = past[0].shape[2]
         names, outputs = self.manifest["inputs"], self.manifest["outputs"]
@@ -52,15 +63,27 @@ class NativeModel:
             names["position_ids"]: np.arange(start, start + len(ids), dtype=np.int64)[None],
             **dict(zip(self.past_names, past)),
         }
-        fetch = [outputs["argmax"], outputs["topk_ids"], outputs["topk_probs"], *self.present_names]
-        fetch += [outputs["logits"]] if logits else []
+        if self.first_row:
+            feeds[self.first_row] = np.array([first_row], np.int64)
+        fetch = [outputs["argmax"], outputs["topk_ids"], outputs["topk_probs"], *([outputs["logits"]] if logits else [])]
+        fetch = [name for name in fetch if name in self.output_names]  # the reference graph has logits alone
         began = time.perf_counter()
-        values = self.onnx.run(fetch, feeds)
+        values = self.onnx.run(fetch + self.present_names, feeds)
         seconds = time.perf_counter() - began
-        argmax, topk_ids, topk_probs = values[:3]
-        result = Pass(argmax=argmax[0].tolist(), topk_ids=topk_ids[0].tolist(), topk_probs=topk_probs[0].tolist(),
-                      seconds=seconds, logits=values[-1][0].tolist() if logits else None)
-        return result, values[3:3 + len(self.present_names)]
+        found = {name: value[0] for name, value in zip(fetch, values)}
+        if not self.first_row:
+            found = {name: value[first_row:] for name, value in found.items()}
+        return found, values[len(fetch):], seconds
+
+    def run(self, ids: list[int], past: list[np.ndarray] | None, logits: bool,
+            first_row: int = 0) -> tuple[Pass, list[np.ndarray]]:
+        """``outputs`` as a ``Pass`` of plain lists, and the new KV cache."""
+        found, present, seconds = self.outputs(ids, past, logits=logits, first_row=first_row)
+        out = self.manifest["outputs"]
+        result = Pass(argmax=found[out["argmax"]].tolist(), topk_ids=found[out["topk_ids"]].tolist(),
+                      topk_probs=found[out["topk_probs"]].tolist(), seconds=seconds,
+                      logits=found[out["logits"]].tolist() if logits else None)
+        return result, present
 
 
 class CachedSession:
@@ -71,8 +94,9 @@ class CachedSession:
         self.past: list[np.ndarray] | None = None
         self.length = 0
 
-    async def forward(self, new_ids: list[int], *, logits: bool = False) -> Pass:
-        result, self.past = self.model.run(new_ids, self.past, logits)
+    async def forward(self, new_ids: list[int], *, logits: bool = False, rows_from: int = 0) -> Pass:
+        check_rows(new_ids, rows_from)
+        result, self.past = self.model.run(new_ids, self.past, logits, rows_from)
         self.length += len(new_ids)
         return result
 
@@ -94,13 +118,12 @@ class UncachedSession:
     def length(self) -> int:
         return len(self.ids)
 
-    async def forward(self, new_ids: list[int], *, logits: bool = False) -> Pass:
+    async def forward(self, new_ids: list[int], *, logits: bool = False, rows_from: int = 0) -> Pass:
+        check_rows(new_ids, rows_from)
         self.ids += new_ids
-        full, _ = self.model.run(self.ids, None, logits)
-        # Return the rows of the new tokens only, so both cache modes look the same to the algorithms.
-        rows = slice(len(self.ids) - len(new_ids), None)
-        return Pass(argmax=full.argmax[rows], topk_ids=full.topk_ids[rows], topk_probs=full.topk_probs[rows],
-                    seconds=full.seconds, logits=full.logits[rows] if logits else None)
+        # Only the new tokens' rows (from rows_from), so both cache modes look the same to the algorithms.
+        result, _ = self.model.run(self.ids, None, logits, len(self.ids) - len(new_ids) + rows_from)
+        return result
 
     def rollback(self, length: int) -> None:
         del self.ids[length:]

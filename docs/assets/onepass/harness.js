@@ -1,0 +1,110 @@
+/**
+ * The one JavaScript harness over the model's passes, used by the worker (the pages, the browser tests,
+ * benchmarks/bench_browser.py) and by model_export/wasm_check.mjs (the same checks under Node). Every pass
+ * goes through an OnnxBridge (bridge.js), fed exactly as the lesson feeds it.
+ *
+ * positionIndependence: a position's logits must be bit-for-bit the same in a full pass, again in a second
+ * full pass, at the end of a shorter prefix pass, when the pass predicts only from a later row, one token at
+ * a time on a KV cache, and inside chunks of 6 on a KV cache. model_export/check.py holds the same checks,
+ * under the same names, for native onnxruntime.
+ * passTimes: median ms of decode-1 and verify-6 after a 32-token past, and of prefill-30 (its last row).
+ */
+
+/** How every onnxruntime-web session of the model is made, in the worker and in the Node checks. */
+export const SESSION_OPTIONS = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
+
+const KV_PREFILL = 7;
+const CHUNK = 6;
+
+export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Median ms of `pass()` after `warmup` untimed runs; `reset()` runs untimed after each pass (e.g. a rollback). */
+export async function timePasses(pass, reset, runs, warmup) {
+  const times = [];
+  for (let i = 0; i < warmup + runs; i++) {
+    const began = performance.now();
+    await pass();
+    if (i >= warmup) times.push(performance.now() - began);
+    reset();
+  }
+  return median(times);
+}
+
+/** Decode-1 and verify-n after a past, and a prefill from empty that predicts from its last row (ms). */
+export async function passTimes(bridge, ids, { past = 32, verify = 6, prefill = 30, runs = 10, warmup = 3 } = {}) {
+  const need = Math.max(past + verify, prefill);
+  const tokens = Array.from({ length: need }, (_, i) => ids[i % ids.length]);
+  const session = bridge.open(true);
+  await bridge.run(session, tokens.slice(0, past), 0, false);
+  const step = (n) => timePasses(() => bridge.run(session, tokens.slice(past, past + n), past, false),
+    () => bridge.rollback(session, past), runs, warmup);
+  const figures = { past, runs };
+  figures.decode_1_ms = await step(1);
+  figures[`verify_${verify}_ms`] = await step(verify);
+  figures[`prefill_${prefill}_ms`] = await timePasses(
+    () => bridge.run(bridge.open(true), tokens.slice(0, prefill), 0, false, prefill - 1), () => {}, runs, warmup);
+  bridge.closeAll();
+  return figures;
+}
+
+/** The logits of ids[rowsFrom:] from one fresh pass over ids. */
+async function logitsOf(bridge, ids, rowsFrom = 0) {
+  return (await bridge.run(bridge.open(true), ids, 0, true, rowsFrom)).logits;
+}
+
+/** Logits of every position: a prefill of ids[:m], then ids[m:] fed `step` tokens at a time on its KV cache. */
+async function kvLogits(bridge, ids, m, step) {
+  const session = bridge.open(true);
+  const parts = [(await bridge.run(session, ids.slice(0, m), 0, true)).logits];
+  for (let start = m; start < ids.length; start += step) {
+    parts.push((await bridge.run(session, ids.slice(start, start + step), start, true)).logits);
+  }
+  const whole = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  parts.reduce((offset, p) => (whole.set(p, offset), offset + p.length), 0);
+  return whole;
+}
+
+/** How `got` (the rows from `first` on) compares with the full pass's rows, bit for bit. */
+function compare(got, full, vocab, first = 0) {
+  const positions = got.length / vocab;
+  const a = new Uint32Array(got.buffer, got.byteOffset, got.length);
+  const b = new Uint32Array(full.buffer, full.byteOffset + first * vocab * 4, got.length);
+  let rowsDiffering = 0;
+  let argmaxFlips = 0;
+  let maxAbsDiff = 0;
+  for (let p = 0; p < positions; p++) {
+    let differs = false;
+    let best = [0, 0];
+    for (let i = p * vocab; i < (p + 1) * vocab; i++) {
+      if (a[i] !== b[i]) {
+        differs = true;
+        maxAbsDiff = Math.max(maxAbsDiff, Math.abs(got[i] - full[first * vocab + i]));
+      }
+      if (got[i] > got[p * vocab + best[0]]) best[0] = i - p * vocab;
+      if (full[first * vocab + i] > full[first * vocab + p * vocab + best[1]]) best[1] = i - p * vocab;
+    }
+    if (differs) rowsDiffering++;
+    if (best[0] !== best[1]) argmaxFlips++;
+  }
+  return { positions, rows_differing: rowsDiffering, argmax_flips: argmaxFlips, max_abs_diff: maxAbsDiff, bit_identical: rowsDiffering === 0 };
+}
+
+export async function positionIndependence(bridge, ids) {
+  const n = ids.length;
+  if (n < 2) throw new Error('the position-independence check needs at least 2 tokens');
+  const session = bridge.open(true);
+  const first = await bridge.run(session, ids, 0, true);
+  const { logits: full, vocab } = first;
+  const checks = { repeat_full: compare(await logitsOf(bridge, ids), full, vocab) };
+  for (const k of [...new Set([1, 2, 7, 16, 17, Math.floor(n / 2), n - 1])].filter((k) => k >= 1 && k < n).sort((x, y) => x - y)) {
+    checks[`prefix_${k}`] = compare(await logitsOf(bridge, ids.slice(0, k)), full, vocab);
+  }
+  for (const k of [...new Set([1, Math.floor(n / 2), n - 1])].filter((k) => k >= 1 && k < n)) {
+    checks[`rows_from_${k}`] = compare(await logitsOf(bridge, ids, k), full, vocab, k);
+  }
+  const m = Math.min(KV_PREFILL, n - 1);
+  checks.kv_step1 = compare(await kvLogits(bridge, ids, m, 1), full, vocab);
+  checks[`kv_chunk${CHUNK}`] = compare(await kvLogits(bridge, ids, m, CHUNK), full, vocab);
+  bridge.closeAll();
+  return { positions: n, checks, all_identical: Object.values(checks).every((c) => c.bit_identical) };
+}
