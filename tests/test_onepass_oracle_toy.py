@@ -76,12 +76,13 @@ def test_the_native_backend_keeps_the_same_contract(tiny_model):
 def test_a_rejected_token_left_in_the_cache_changes_the_next_rows():
     """The toy's cache matters as a KV cache does: what it holds conditions what it predicts."""
     model = ToyModel()
-    session = model.session()
-    asyncio.run(session.forward([1, 2, 3, 4]))
-    kept = asyncio.run(session.forward([5]))
-    session.rollback(4)
-    assert rows(asyncio.run(session.forward([5]))) == rows(kept)
-    assert rows(asyncio.run(session.forward([9]))) != rows(asyncio.run(model.session().forward([1, 2, 3, 4, 5, 9])))[-1:]
+    expected = tuple(column[-1:] for column in rows(asyncio.run(model.session().forward([1, 2, 3, 4, 5]))))
+    rolled_back, stale = model.session(), model.session()
+    for session in (rolled_back, stale):
+        asyncio.run(session.forward([1, 2, 3, 4, 7]))  # 7: a draft token the model rejects
+    rolled_back.rollback(4)
+    assert rows(asyncio.run(rolled_back.forward([5]))) == expected
+    assert rows(asyncio.run(stale.forward([5]))) != expected
 
 
 def test_all_at_once_is_one_fresh_pass():
