@@ -56,7 +56,3 @@ def write_manifest(folder: Path, loaded, files: list[str], opset: int, counts: d
     }
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return manifest
-
-
-def read_manifest(folder: Path) -> dict:
-    return json.loads((Path(folder) / "manifest.json").read_text())

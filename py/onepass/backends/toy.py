@@ -1,0 +1,124 @@
+"""The toy backend: a deterministic n-gram language model in pure Python, behind the same seam.
+
+For the oracle tests' fast loop (drafted == greedy over thousands of prompts in
+seconds, with no export); never a stand-in for the real model in the pages.
+The next-token scores after a position depend only on the last ``order`` ids
+up to it, drawn once per context from a seeded generator; a small vocabulary
+makes the greedy text fall into cycles, so prompt lookup's drafts are often
+right and the accept, bonus and end-of-text paths are all exercised.
+
+It keeps the seam's contract as the native backend does: one row per fed
+position; with the cache on, a pass reads only what the session holds (its
+"KV cache" is the ids it has processed) plus the new ids, and rollback drops
+the tail; with it off, every pass re-reads the whole text and returns the new
+rows. A session that kept a rejected draft token would predict from it, as a
+stale KV cache would.
+"""
+
+import math
+import random
+import time
+from functools import lru_cache
+
+from ..seam import Facts, Pass
+
+VOCAB_SIZE = 32
+ORDER = 2
+TOP_K = 10
+EOS_IDS = frozenset({0})
+SPREAD = 8.0  # logits are uniform in [0, SPREAD): a peaked distribution, as a language model's often is
+
+
+class ToyModel:
+    """The toy language model; opens one ``Session`` per text."""
+
+    def __init__(self, vocab_size: int = VOCAB_SIZE, order: int = ORDER, seed: int = 0,
+                 eos_ids: frozenset[int] = EOS_IDS, top_k: int | None = None):
+        top_k = min(TOP_K, vocab_size) if top_k is None else top_k
+        if order < 1 or not 0 < top_k <= vocab_size or not all(0 <= i < vocab_size for i in eos_ids):
+            raise ValueError("need order >= 1, 0 < top_k <= vocab_size and eos ids inside the vocabulary")
+        self.facts = Facts(name=f"toy {order}-gram, {vocab_size} ids, seed {seed}", eos_ids=frozenset(eos_ids),
+                           vocab_size=vocab_size, top_k=top_k, special_ids={})
+        self.order, self.seed = order, seed
+        # The rows are a pure function of the context, so computing each once is a property of the model, not a
+        # shortcut: the uncached session still re-reads every position of the text on every pass.
+        self.row = lru_cache(maxsize=None)(self._row)
+
+    def session(self, kv_cache: bool = True) -> "CachedSession | UncachedSession":
+        return CachedSession(self) if kv_cache else UncachedSession(self)
+
+    def run(self, past: list[int], ids: list[int], logits: bool) -> Pass:
+        """One pass over ``ids`` after the ``past`` ids: one row per position of ``ids``."""
+        if not ids:
+            raise ValueError("a pass needs at least one new token")
+        if not all(0 <= i < self.facts.vocab_size for i in ids):
+            raise ValueError(f"token ids must lie in 0..{self.facts.vocab_size - 1}")
+        began = time.perf_counter()
+        text = past[-(self.order - 1):] + ids if self.order > 1 else list(ids)
+        first = len(text) - len(ids)
+        rows = [self.row(tuple(text[max(0, i - self.order + 1):i + 1])) for i in range(first, len(text))]
+        return Pass(argmax=[row[0] for row in rows], topk_ids=[row[1] for row in rows],
+                    topk_probs=[row[2] for row in rows], seconds=time.perf_counter() - began,
+                    logits=[list(row[3]) for row in rows] if logits else None)
+
+    def _row(self, context: tuple[int, ...]) -> tuple[int, list[int], list[float], tuple[float, ...]]:
+        """Argmax, top-k ids and probabilities, and logits after ``context`` (its last ``order`` ids)."""
+        # A string seed is hashed with SHA-512 by random.Random: the same scores in every process.
+        rng = random.Random(f"{self.seed}/{','.join(map(str, context))}")
+        logits = tuple(SPREAD * rng.random() for _ in range(self.facts.vocab_size))
+        # Ties (vanishingly rare with float scores) go to the lower id, as numpy's argmax does.
+        ranked = sorted(range(len(logits)), key=lambda i: (-logits[i], i))
+        top = max(logits)
+        weights = [math.exp(value - top) for value in logits]
+        total = sum(weights)
+        topk = ranked[:self.facts.top_k]
+        return ranked[0], topk, [weights[i] / total for i in topk], logits
+
+
+class CachedSession:
+    """Cache on: a pass reads the ids the session holds and the new ones; rollback drops the tail."""
+
+    def __init__(self, model: ToyModel):
+        self.model = model
+        self.past: list[int] = []
+
+    @property
+    def length(self) -> int:
+        return len(self.past)
+
+    async def forward(self, new_ids: list[int], *, logits: bool = False) -> Pass:
+        result = self.model.run(self.past, new_ids, logits)
+        self.past = self.past + list(new_ids)
+        return result
+
+    def rollback(self, length: int) -> None:
+        del self.past[_checked(length):]
+
+
+class UncachedSession:
+    """Cache off: every pass re-reads the whole text so far and returns the rows of the new tokens."""
+
+    def __init__(self, model: ToyModel):
+        self.model = model
+        self.ids: list[int] = []
+
+    @property
+    def length(self) -> int:
+        return len(self.ids)
+
+    async def forward(self, new_ids: list[int], *, logits: bool = False) -> Pass:
+        ids = self.ids + list(new_ids)
+        full = self.model.run([], ids, logits)
+        self.ids = ids
+        rows = slice(len(ids) - len(new_ids), None)
+        return Pass(argmax=full.argmax[rows], topk_ids=full.topk_ids[rows], topk_probs=full.topk_probs[rows],
+                    seconds=full.seconds, logits=full.logits[rows] if logits else None)
+
+    def rollback(self, length: int) -> None:
+        del self.ids[_checked(length):]
+
+
+def _checked(length: int) -> int:
+    if length < 0:
+        raise ValueError(f"cannot roll back to a negative length ({length})")
+    return length
