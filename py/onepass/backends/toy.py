@@ -20,7 +20,7 @@ import random
 import time
 from functools import lru_cache
 
-from ..seam import Facts, Pass
+from ..seam import Facts, Pass, check_rows
 
 VOCAB_SIZE = 32
 ORDER = 2
@@ -47,15 +47,14 @@ class ToyModel:
     def session(self, kv_cache: bool = True) -> "CachedSession | UncachedSession":
         return CachedSession(self) if kv_cache else UncachedSession(self)
 
-    def run(self, past: list[int], ids: list[int], logits: bool) -> Pass:
-        """One pass over ``ids`` after the ``past`` ids: one row per position of ``ids``."""
-        if not ids:
-            raise ValueError("a pass needs at least one new token")
+    def run(self, past: list[int], ids: list[int], logits: bool, rows_from: int = 0) -> Pass:
+        """One pass over ``ids`` after the ``past`` ids: one row per position of ``ids[rows_from:]``."""
+        check_rows(ids, rows_from)
         if not all(0 <= i < self.facts.vocab_size for i in ids):
             raise ValueError(f"token ids must lie in 0..{self.facts.vocab_size - 1}")
         began = time.perf_counter()
         text = past[-(self.order - 1):] + ids if self.order > 1 else list(ids)
-        first = len(text) - len(ids)
+        first = len(text) - len(ids) + rows_from
         rows = [self.row(tuple(text[max(0, i - self.order + 1):i + 1])) for i in range(first, len(text))]
         return Pass(argmax=[row[0] for row in rows], topk_ids=[row[1] for row in rows],
                     topk_probs=[row[2] for row in rows], seconds=time.perf_counter() - began,
@@ -86,8 +85,8 @@ class CachedSession:
     def length(self) -> int:
         return len(self.past)
 
-    async def forward(self, new_ids: list[int], *, logits: bool = False) -> Pass:
-        result = self.model.run(self.past, new_ids, logits)
+    async def forward(self, new_ids: list[int], *, logits: bool = False, rows_from: int = 0) -> Pass:
+        result = self.model.run(self.past, new_ids, logits, rows_from)
         self.past = self.past + list(new_ids)
         return result
 
@@ -106,13 +105,12 @@ class UncachedSession:
     def length(self) -> int:
         return len(self.ids)
 
-    async def forward(self, new_ids: list[int], *, logits: bool = False) -> Pass:
+    async def forward(self, new_ids: list[int], *, logits: bool = False, rows_from: int = 0) -> Pass:
+        check_rows(new_ids, rows_from)
         ids = self.ids + list(new_ids)
-        full = self.model.run([], ids, logits)
+        result = self.model.run([], ids, logits, len(self.ids) + rows_from)
         self.ids = ids
-        rows = slice(len(ids) - len(new_ids), None)
-        return Pass(argmax=full.argmax[rows], topk_ids=full.topk_ids[rows], topk_probs=full.topk_probs[rows],
-                    seconds=full.seconds, logits=full.logits[rows] if logits else None)
+        return result
 
     def rollback(self, length: int) -> None:
         del self.ids[_checked(length):]
