@@ -140,11 +140,12 @@ export async function readManifest(modelUrl) {
 }
 
 /**
- * Fetch the manifest at `modelUrl` (a folder URL ending in /) and every file it lists.
- * onProgress(loadedBytes, totalBytes) is called as bytes arrive. Returns { manifest, files }
- * where files maps each file name to its bytes.
+ * Fetch the manifest at `modelUrl` (a folder URL ending in /) and every file it lists, smallest first.
+ * onProgress(loadedBytes, totalBytes) is called as bytes arrive; onFile(name, bytes), if given, as each
+ * file completes, so a caller can start on the tokenizer while the weights still arrive. Returns
+ * { manifest, files } where files maps each file name to its bytes.
  */
-export async function loadModel(modelUrl, onProgress) {
+export async function loadModel(modelUrl, onProgress, onFile = () => {}) {
   const manifest = await readManifest(modelUrl);
   const cache = await openCache();
   const total = manifest.files.reduce((sum, file) => sum + file.size, 0);
@@ -155,7 +156,8 @@ export async function loadModel(modelUrl, onProgress) {
   };
   onProgress(0, total);
   const files = {};
-  for (const file of manifest.files) {
+  const finished = [];
+  for (const file of [...manifest.files].sort((a, b) => a.size - b.size)) {
     const chunks = file.chunks ?? [{ name: file.name, size: file.size, sha256: file.sha256 }];
     if (chunks.reduce((sum, chunk) => sum + chunk.size, 0) !== file.size) {
       throw new LoadError('truncated', `${file.name}: the manifest's chunks do not add up to ${file.size} bytes`);
@@ -168,7 +170,10 @@ export async function loadModel(modelUrl, onProgress) {
       whole.set(await loadChunk(cache, new URL(chunk.name, modelUrl).href, chunk, what, onBytes), offsets[i]);
     }), PARALLEL_CHUNKS);
     files[file.name] = whole;
+    // After the next file's first reads are under way, so the two overlap.
+    finished.push(new Promise((next) => setTimeout(next, 0)).then(() => onFile(file.name, whole)));
   }
+  await Promise.all(finished);
   if (cache) await prune(cache, manifest.files.flatMap((file) => (file.chunks ?? [file]).map((c) => new URL(c.name, modelUrl).href)));
   return { manifest, files };
 }

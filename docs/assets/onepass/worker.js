@@ -91,7 +91,15 @@ async function load(id, threads) {
   const runtime = await vendored();
   // Pyodide starts while the model's bytes arrive and the session is made: it is ready by the end.
   ensurePython().catch(() => {}); // if the download fails first, Pyodide's own failure is reported on the retry
-  const model = await loadModel(new URL('model/', SITE), (loaded, total) => post({ id, type: 'progress', loaded, total }));
+  let text = null; // the tokenizer, built while the weights still arrive (it arrives first: it is smaller)
+  const onFile = async (name, bytes) => {
+    if (name !== 'tokenizer.json') return;
+    const tokenizerBegan = performance.now();
+    const json = JSON.parse(new TextDecoder().decode(bytes));
+    text = { tokenizer: new Tokenizer(json, {}), decoder: new ByteDecoder(json) };
+    timings.tokenizer = (performance.now() - tokenizerBegan) / 1000;
+  };
+  const model = await loadModel(new URL('model/', SITE), (loaded, total) => post({ id, type: 'progress', loaded, total }), onFile);
   timings.model_bytes = since();
 
   ort.env.wasm.wasmPaths = VENDOR.href + 'ort/';
@@ -102,12 +110,9 @@ async function load(id, threads) {
   // The session holds its own copy of the weights: let the JavaScript one go now, not when loading ends.
   delete model.files['model.onnx'];
 
-  const tokenizerBegan = performance.now();
-  const tokenizerJson = JSON.parse(new TextDecoder().decode(model.files['tokenizer.json']));
   delete model.files['tokenizer.json'];
-  const tokenizer = new Tokenizer(tokenizerJson, {});
-  const decoder = new ByteDecoder(tokenizerJson);
-  timings.tokenizer = (performance.now() - tokenizerBegan) / 1000;
+  if (!text) throw Object.assign(new Error("the model's manifest lists no tokenizer.json"), { code: 'not_found', retryable: true });
+  const { tokenizer, decoder } = text;
 
   const waited = performance.now();
   const { pyodide, seconds } = await ensurePython();
