@@ -4,8 +4,9 @@
 
 - wllama (llama.cpp compiled to WASM) on the very GGUF our exporter starts from
   (``model_export.sources.fetch_default_gguf``). wllama 3 dropped its low-level
-  decode API, so a pass is a one-token completion on token ids against
-  llama-server's prompt cache, timed by the server's own ``prompt_ms`` (see
+  decode API, so a pass is a one-token completion against llama-server's prompt
+  cache, timed by the server's own ``prompt_ms``; its prompts are texts that
+  re-tokenise to our ids, since a token-id prompt crashes wllama 3.8.1 (see
   peers/wllama.js);
 - transformers.js on the stock int8 quantisation of our float32 export
   (onnxruntime's ``quantize_dynamic``, QInt8 weights), passes timed around the
@@ -27,6 +28,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
+from gguf import GGUFReader
 from playwright.sync_api import sync_playwright
 from tokenizers import Tokenizer
 
@@ -51,7 +53,7 @@ def stock_int8_folder(export_folder: Path, log=print) -> Path:
     shutil.rmtree(partial, ignore_errors=True)
     (partial / "onnx").mkdir(parents=True)
     manifest = json.loads((export_folder / "manifest.json").read_text())
-    gguf = read_gguf_metadata(_gguf_reader())
+    gguf = read_gguf_metadata(GGUFReader(str(fetch_default_gguf())))
     for name, content in hf_config(manifest, gguf).items():
         (partial / name).write_text(json.dumps(content, indent=2))
     shutil.copyfile(export_folder / "tokenizer.json", partial / "tokenizer.json")
@@ -76,12 +78,6 @@ def quantise(source: Path, target: Path) -> None:
         quantize_dynamic(source, staged, weight_type=QuantType.QInt8,
                          extra_options={"DefaultTensorType": TensorProto.FLOAT})
         staged.rename(target)
-
-
-def _gguf_reader():
-    from gguf import GGUFReader
-
-    return GGUFReader(str(fetch_default_gguf()))
 
 
 def hf_config(manifest: dict, gguf: dict) -> dict[str, dict]:
