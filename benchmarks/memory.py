@@ -6,7 +6,8 @@ outside that heap. memory-infra dumps the totals of every process instead: its
 *private footprint* (what Chrome's task manager calls "Memory footprint": the
 process's own resident and swapped memory, shared pages not counted) and its peak
 resident set size (the kernel's, reset after each dump, so the peaks of all dumps
-together cover the whole window, not only the instants sampled).
+but the first, which reaches back before the window, cover the whole window and
+not only the instants sampled).
 
 While a ``MemorySampler`` is open, Chromium dumps every process every
 ``INTERVAL_MS`` (``Tracing.start`` on a browser-wide CDP session, category
@@ -108,9 +109,12 @@ def peaks(lines, renderers: set[int] = frozenset()) -> dict:
     for ts, _, footprint, _ in dumps:
         by_time[ts] = by_time.get(ts, 0) + footprint
     tab = max(renderers, key=lambda dump: dump[2])[1]
+    # The first dump's peak RSS is the peak since the dump before the window (another sampler's, or none).
+    first = min(by_time)
+    rss = [dump[3] for dump in renderers if dump[1] == tab and dump[0] != first]
     return {
         "peak_memory_mb": round(max(dump[2] for dump in renderers if dump[1] == tab) / MB),
-        "peak_rss_mb": round(max(dump[3] for dump in renderers if dump[1] == tab) / MB),
+        "peak_rss_mb": round(max(rss) / MB) if rss else None,
         "all_processes_peak_mb": round(max(by_time.values()) / MB),
         "samples": len({dump[0] for dump in renderers}),
     }
