@@ -214,10 +214,15 @@ def peer_figures(export_folder: Path, ids: list[int], log=print) -> dict:
     stock = stock_int8_folder(export_folder, log)
     gguf = fetch_default_gguf()
     peers = {
-        "wllama": ("wllama.html", prompt_texts(Tokenizer.from_file(str(export_folder / "tokenizer.json")), ids),
-                   {"model": gguf.name}),
-        "transformers_js": ("transformers.html", {"ids": ids},
-                            {"model": f"{stock.relative_to(cache_root())}/{QUANTISED} (quantize_dynamic, QInt8)"}),
+        "wllama": ("wllama.html", prompt_texts(Tokenizer.from_file(str(export_folder / "tokenizer.json")), ids), {
+            "model": gguf.name,
+            "pass": "prompt_ms of a max_tokens=1 completion against the prompt cache (wllama 3 has no decode API); "
+                    "wall_ms around createCompletion",
+        }),
+        "transformers_js": ("transformers.html", {"ids": ids}, {
+            "model": f"{stock.relative_to(cache_root())}/{QUANTISED} (quantize_dynamic, QInt8)",
+            "pass": "model.forward with past_key_values, returning every new position's logits and the KV cache",
+        }),
     }
     figures = {}
     with tempfile.TemporaryDirectory() as scratch:
