@@ -35,6 +35,8 @@ from tokenizers import Tokenizer
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "py")]
 
+from benchmarks.memory import MemorySampler  # noqa: E402
+from benchmarks.peers import peer_figures  # noqa: E402
 from model_export.build import build  # noqa: E402
 from model_export.check import load, speed  # noqa: E402
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, Server, build_site  # noqa: E402
@@ -102,10 +104,14 @@ def browser_figures(url: str, ids: list[int]) -> dict:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         context = browser.new_context()
-        began = time.perf_counter()
-        page, info, _ = open_runtime(context, url)
-        first_pass(page)
-        figures["cold_load_to_first_pass_s"] = round(time.perf_counter() - began, 2)
+        with MemorySampler(browser) as load:
+            began = time.perf_counter()
+            page, info, _ = open_runtime(context, url)
+            first_pass(page)
+            figures["cold_load_to_first_pass_s"] = round(time.perf_counter() - began, 2)
+        with MemorySampler(browser) as run:
+            page.evaluate("() => window.onepass().generate({text: 'Hello', maxNew: 16})")
+        figures["memory"] = {"load": load.figures, "run": run.figures}
         figures["cold_timings_s"] = seconds(info["timings"])
         figures["versions"] = info["versions"]
         figures["cross_origin_isolated"] = info["crossOriginIsolated"]
@@ -153,6 +159,7 @@ def main() -> None:
                                         for key in PASS_KEYS if native.get(key) and key in browser}
     figures["browser_2t_speedup_over_1t"] = {key: round(figures["browser_1t"][key] / figures["browser_2t"][key], 2)
                                              for key in PASS_KEYS}
+    figures["peers"] = peer_figures(folder, held[:64], log=lambda message: print(message, file=sys.stderr))
     print(json.dumps(figures, indent=2))
 
 
