@@ -69,13 +69,22 @@ export function mountLookup(root) {
       const g = greedy.totals;
       compare.textContent = `Identical to one-at-a-time: ${same ? 'yes' : 'no'} · ${mode === 'custom' ? 'your proposer' : 'prompt lookup'}: `
         + `${t.passes} passes, ${ms(t.seconds)} · one at a time: ${g.passes} passes, ${ms(g.seconds)} · `
-        + `${t.tokens} tokens, ${t.accepted} of ${t.drafted} drafted tokens accepted.`;
+        + `${t.tokens} tokens, ${t.accepted} of ${t.drafted} drafted tokens accepted. ${verdict(mode, t.seconds, g.seconds)}`;
       Object.assign(root.dataset, { identical: same ? 'yes' : 'no', passes: t.passes, greedyPasses: g.passes, state: 'done' });
       recordMeasured(result, greedy, chosen ? chosen.title : 'your text');
     } catch (err) {
       compare.textContent = `The comparison run failed: ${err.code === 'cancelled' ? 'cancelled' : err.message}`;
       root.dataset.state = 'error';
     }
+  }
+
+  /** Which run was faster in this tab, and by how much: the measurement, whichever way it falls. */
+  function verdict(mode, drafted, greedy) {
+    const who = mode === 'custom' ? 'your proposer' : 'prompt lookup';
+    const ratio = greedy / drafted;
+    if (Math.abs(ratio - 1) < 0.05) return 'In this tab the two took the same time, within 5 %.';
+    return ratio > 1 ? `In this tab ${who} was ${ratio.toFixed(2)}× as fast.`
+      : `In this tab ${who} was slower: it took ${(1 / ratio).toFixed(2)}× as long.`;
   }
 
   frame.run.addEventListener('click', () => runAndCompare('lookup'));
