@@ -36,7 +36,7 @@ def breakdown(page) -> dict:
     return page.evaluate("""() => {
         const table = document.querySelector('[data-onepass-panel=generate] .onepass-breakdown table');
         const parts = Object.fromEntries([...table.querySelectorAll('tbody tr')].map((tr) => [tr.dataset.part, Number(tr.dataset.seconds)]));
-        return {wall: Number(table.dataset.wall), parts, caption: table.caption.textContent,
+        return {wall: Number(table.dataset.wall), drawing: Number(table.dataset.drawing), parts, caption: table.caption.textContent,
                 heads: [...table.querySelectorAll('thead th[scope=col]')].map((th) => th.textContent),
                 rows: [...table.querySelectorAll('tbody th[scope=row]')].length};
     }""")
@@ -89,6 +89,7 @@ def test_profile_runs_capitals_with_prompt_lookup_and_draws_the_breakdown(hood):
     assert sum(parts[p] for p in IN_WORKER) + parts["rest"] == pytest.approx(wall, abs=SLACK)
     # The page draws alongside the worker: its own time still fits within the run.
     assert parts["page"] <= wall + SLACK
+    assert 0 <= found["drawing"] <= parts["page"] + SLACK  # the page's own drawing is part of its time
     note = panel.locator(".onepass-breakdown-note").inner_text()
     assert "Measured in this tab, on this run" in note and f"{passes} passes" in note
     print("breakdown:", {p: round(1000 * s, 2) for p, s in parts.items()}, "wall ms", round(1000 * wall, 1), "passes", passes)

@@ -12,21 +12,25 @@ export const PARTS = [
   { key: 'kv', label: 'KV cache handling' },
   { key: 'bridge', label: 'Bridge (Python ↔ JavaScript)' },
   { key: 'python', label: 'Python (the algorithm)' },
-  { key: 'page', label: 'This page (drawing the pass)' },
+  { key: 'page', label: 'This page (from the pass sent to drawn)' },
 ];
 const IN_WORKER = ['model', 'kv', 'bridge', 'python'];
 
 const msText = (seconds) => `${(seconds * 1000).toFixed(seconds < 0.01 ? 2 : 1)} ms`;
 const share = (seconds, wall) => `${((100 * seconds) / wall).toFixed(1)} %`;
 
-/** Per part: total and median per pass (seconds); `rest` is the wall time the worker's parts leave. */
+/**
+ * Per part: total and median per pass (seconds); `rest` is the wall time the worker's parts leave, `drawing` the
+ * page's own drawing within its part (the rest of it is the message on its way and waiting for its turn).
+ */
 export function summarise({ wall, passes }) {
   const rows = PARTS.map(({ key, label }) => {
     const each = passes.map((p) => p[key]);
     return { key, label, total: each.reduce((a, b) => a + b, 0), median: median(each) };
   });
   const inWorker = rows.filter((r) => IN_WORKER.includes(r.key)).reduce((sum, r) => sum + r.total, 0);
-  return { wall, passes: passes.length, rows, rest: Math.max(0, wall - inWorker) };
+  const drawing = passes.reduce((sum, p) => sum + p.drawing, 0);
+  return { wall, passes: passes.length, rows, rest: Math.max(0, wall - inWorker), drawing };
 }
 
 /** The breakdown as a table, and a sentence that says where and when it was measured. */
@@ -48,10 +52,12 @@ export function breakdownTable(summary, { threads, kvCache }) {
     el('thead', {}, [el('tr', {}, ['Part', 'Total', 'Share of the run', 'Median per pass'].map((h) => el('th', { scope: 'col', textContent: h })))]),
     el('tbody', {}, [...rows, rest]),
   ]);
-  table.dataset.wall = summary.wall;
+  Object.assign(table.dataset, { wall: summary.wall, drawing: summary.drawing });
   const said = el('p', { className: 'onepass-breakdown-note', textContent: `Measured in this tab, on this run: ${summary.passes} passes, `
     + `${msText(summary.wall)} from the request to the last result, with the KV cache ${kvCache ? 'on' : 'off'} and `
     + `${threads} thread${threads === 1 ? '' : 's'} for the model. The page draws each pass while the worker already runs `
-    + 'the next, so its time overlaps the rows above it; the others, with everything else, add up to the whole run.' });
+    + 'the next, so its time overlaps the rows above it; the others, with everything else, add up to the whole run. '
+    + `Of the page's ${msText(summary.rows.find((r) => r.key === 'page').total)}, ${msText(summary.drawing)} went into drawing; `
+    + 'the rest is each pass on its way from the worker and waiting for its turn on the page.' });
   return el('div', {}, [table, said]);
 }

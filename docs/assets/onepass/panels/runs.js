@@ -73,7 +73,8 @@ export function runFrame(root, { panel, text, rows = 3, details = false }) {
 
   /**
    * Run `request` (cache first, unless `fresh`), draw it; returns {result, fromCache, timing} or null when refused or
-   * failed. `timing` (a live run's) is {wall, passes: [{model, kv, bridge, python, page}]}, in seconds.
+   * failed. `timing` (a live run's) is {wall, passes: [{model, kv, bridge, python, page, drawing}]}, in seconds:
+   * `page` from the pass's message sent to its row drawn, `drawing` the part of it the page spent drawing.
    */
   async function execute(request, { note = '', fresh = false } = {}) {
     if (running) {
@@ -100,11 +101,13 @@ export function runFrame(root, { panel, text, rows = 3, details = false }) {
         const passes = [];
         const began = performance.now();
         const recording = await record(request, (m) => {
+          const arrived = performance.now();
           clock.event(m);
           if (m.type !== 'pass') return;
           view.add(m.pass, m.text, m.labels);
           // The page's part: from the worker posting the pass to its row drawn here, on the clock both share.
-          if (m.pass.timing) passes.push({ ...m.pass.timing, page: (performance.timeOrigin + performance.now() - m.sent) / 1000 });
+          const drawn = performance.now();
+          if (m.pass.timing) passes.push({ ...m.pass.timing, page: (performance.timeOrigin + drawn - m.sent) / 1000, drawing: (drawn - arrived) / 1000 });
         });
         timing = { wall: (performance.now() - began) / 1000, passes };
         recordLastPass(recording.result.passes, info);
