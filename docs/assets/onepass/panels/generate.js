@@ -21,15 +21,15 @@ export function mountGenerate(root) {
   frame.extra.append(breakdown);
 
   /** After a run: its breakdown when it ran live, a word when it came from the cache, nothing when it failed. */
-  function show(outcome) {
+  function show(outcome, request) {
     if (!outcome) return;
     if (!outcome.timing?.passes.length) {
-      breakdown.append(el('p', { className: 'onepass-breakdown-note',
-        textContent: 'This run came from the cache, so nothing was timed: press "Profile" to time a fresh one.' }));
+      breakdown.append(el('p', { className: 'onepass-breakdown-note', textContent: 'This run was done before in this tab and came '
+        + `from the cache, so nothing was timed: change the text or the mode to time a new one, or press "${profile.textContent}".` }));
       root.dataset.breakdown = 'cached';
       return;
     }
-    breakdown.append(breakdownTable(summarise(outcome.timing), { threads: frame.rt.info?.threads ?? 1, kvCache: frame.kv.checked }));
+    breakdown.append(breakdownTable(summarise(outcome.timing), { threads: frame.rt.info?.threads ?? 1, kvCache: request.kvCache }));
     root.dataset.breakdown = 'shown';
   }
 
@@ -41,7 +41,8 @@ export function mountGenerate(root) {
 
   frame.run.addEventListener('click', async () => {
     if (!frame.isRunning()) clear();
-    show(await frame.execute({ text: frame.input.value, mode: mode.value, kvCache: frame.kv.checked, maxNew: MAX_NEW }));
+    const request = { text: frame.input.value, mode: mode.value, kvCache: frame.kv.checked, maxNew: MAX_NEW };
+    show(await frame.execute(request), request);
   });
   profile.addEventListener('click', async () => {
     if (frame.isRunning()) {
@@ -57,6 +58,7 @@ export function mountGenerate(root) {
     }
     clear();
     [frame.input.value, mode.value] = [example.prompt, 'lookup'];
-    show(await frame.execute({ text: example.prompt, mode: 'lookup', kvCache: frame.kv.checked, maxNew: example.max_new }, { fresh: true }));
+    const request = { text: example.prompt, mode: 'lookup', kvCache: frame.kv.checked, maxNew: example.max_new };
+    show(await frame.execute(request, { fresh: true }), request);
   });
 }

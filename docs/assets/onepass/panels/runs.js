@@ -74,7 +74,8 @@ export function runFrame(root, { panel, text, rows = 3, details = false }) {
   /**
    * Run `request` (cache first, unless `fresh`), draw it; returns {result, fromCache, timing} or null when refused or
    * failed. `timing` (a live run's) is {wall, passes: [{model, kv, bridge, python, page, drawing}]}, in seconds:
-   * `page` from the pass's message sent to its row drawn, `drawing` the part of it the page spent drawing.
+   * `page` from the pass's message sent (or the previous row drawn, if later: passes that queue up are not counted
+   * twice) to its row drawn, `drawing` the part of it the page spent drawing.
    */
   async function execute(request, { note = '', fresh = false } = {}) {
     if (running) {
@@ -99,6 +100,7 @@ export function runFrame(root, { panel, text, rows = 3, details = false }) {
         model.say('Running…');
         const info = await model.ready();
         const passes = [];
+        let lastDrawn = -Infinity; // on the clock page and worker share, in ms
         const began = performance.now();
         const recording = await record(request, (m) => {
           const arrived = performance.now();
@@ -107,7 +109,9 @@ export function runFrame(root, { panel, text, rows = 3, details = false }) {
           view.add(m.pass, m.text, m.labels);
           // The page's part: from the worker posting the pass to its row drawn here, on the clock both share.
           const drawn = performance.now();
-          if (m.pass.timing) passes.push({ ...m.pass.timing, page: (performance.timeOrigin + drawn - m.sent) / 1000, drawing: (drawn - arrived) / 1000 });
+          const page = (performance.timeOrigin + drawn - Math.max(m.sent, lastDrawn)) / 1000;
+          lastDrawn = performance.timeOrigin + drawn;
+          if (m.pass.timing) passes.push({ ...m.pass.timing, page, drawing: (drawn - arrived) / 1000 });
         });
         timing = { wall: (performance.now() - began) / 1000, passes };
         recordLastPass(recording.result.passes, info);
