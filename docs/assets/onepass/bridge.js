@@ -60,17 +60,21 @@ export class OnnxBridge {
     if (!(Number.isInteger(rowsFrom) && rowsFrom >= 0 && rowsFrom < ids.length)) throw new Error(`rowsFrom ${rowsFrom} is not one of the ${ids.length} new tokens`);
     const fed = session.kvCache ? ids : [...session.ids, ...ids];
     const past = session.kvCache ? session.past : null;
-    const began = performance.now();
-    const out = await this.pass(fed, session.kvCache ? session.length : 0, past, session.kvCache, wantLogits, fed.length - ids.length + rowsFrom);
-    const seconds = (performance.now() - began) / 1000;
+    const { out, seconds, feedSeconds } = await this.pass(fed, session.kvCache ? session.length : 0, past, session.kvCache, wantLogits, fed.length - ids.length + rowsFrom);
+    const kept = performance.now();
     if (session.kvCache) session.past = this.layers.map((l) => ({ key: out[l.outKey], value: out[l.outValue] }));
     session.ids.push(...ids);
     session.length += ids.length;
-    return this.rows(out, seconds, wantLogits);
+    // The KV cache's handling (feeds in, present tensors kept), timed apart from the model's run ("Under the hood").
+    return { ...this.rows(out, seconds, wantLogits), kv_seconds: feedSeconds + (performance.now() - kept) / 1000 };
   }
 
-  /** The raw pass: `tokens` after `start` cached positions, predictions from row `firstRow` of the pass. */
+  /**
+   * The raw pass: `tokens` after `start` cached positions, predictions from row `firstRow` of the pass; its
+   * outputs, the seconds of onnxruntime's run and the seconds spent building its feeds.
+   */
   async pass(tokens, start, past, wantPresent, wantLogits, firstRow = 0) {
+    const building = performance.now();
     const { ort, manifest } = this;
     const L = tokens.length;
     const inputs = manifest.inputs;
@@ -89,7 +93,9 @@ export class OnnxBridge {
     const fetches = [outputs.argmax, outputs.topk_ids, outputs.topk_probs];
     if (wantLogits) fetches.push(outputs.logits);
     if (wantPresent) fetches.push(...this.layers.flatMap((l) => [l.outKey, l.outValue]));
-    return this.onnx.run(feeds, fetches);
+    const began = performance.now();
+    const out = await this.onnx.run(feeds, fetches);
+    return { out, seconds: (performance.now() - began) / 1000, feedSeconds: (began - building) / 1000 };
   }
 
   /** A pass's predictions as plain arrays (top-k flattened row by row). */
@@ -109,12 +115,15 @@ export class OnnxBridge {
     return result;
   }
 
+  /** Forget every token after the first `length`; returns the seconds it took (the cache's cut). */
   rollback(id, length) {
+    const began = performance.now();
     const session = this.sessions.get(id);
-    if (!session || length >= session.length) return;
+    if (!session || length >= session.length) return 0;
     session.ids.length = length;
     session.length = length;
     if (session.kvCache && session.past) session.past = session.past.map(({ key, value }) => ({ key: this.cut(key, length), value: this.cut(value, length) }));
+    return (performance.now() - began) / 1000;
   }
 
   /** Keep the first `length` positions of a [1, heads, sequence, head_dim] tensor. */

@@ -5,25 +5,13 @@
  * or generated is read as HTML.
  */
 import { runtime } from './client.js';
-import { el } from './panels/dom.js';
 import { mountAllAtOnce } from './panels/allatonce.js';
+import { mountGenerate } from './panels/generate.js';
 import { mountGreedy } from './panels/greedy.js';
 import { mountGuess } from './panels/guess.js';
 import { mountLookup } from './panels/lookup.js';
 import { mountModelCard } from './panels/modelcard.js';
-import { runFrame } from './panels/runs.js';
 import { mountSampling } from './panels/sampling.js';
-
-const MODES = { greedy: 'One token per pass (greedy)', lookup: 'Prompt lookup (copy and check)' };
-const MAX_NEW = 24;
-
-/** The runtime page's panel: any text, either mode. */
-function mountGenerate(root) {
-  const frame = runFrame(root, { panel: 'generate', text: root.dataset.text ?? 'The capital of France is Paris. The capital of Italy is', details: true });
-  const mode = el('select', { className: 'onepass-mode' }, Object.entries(MODES).map(([value, label]) => el('option', { value, textContent: label })));
-  frame.run.before(el('label', {}, ['Mode ', mode]));
-  frame.run.addEventListener('click', () => frame.execute({ text: frame.input.value, mode: mode.value, kvCache: frame.kv.checked, maxNew: MAX_NEW }));
-}
 
 const PANELS = {
   generate: mountGenerate,

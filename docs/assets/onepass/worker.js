@@ -14,11 +14,13 @@
  *               | {id, type: 'sampleNext', text, draft, draws, seed} (step 6 on the model's own next-token p)
  *               | {id, type: 'interrupt', buffer} (a SharedArrayBuffer the page writes 2 into to stop Python)
  * Messages out: {id, type: 'progress', loaded, total} | {id, type: 'started', tokens} (a run's first pass begins)
- *               | {id, type: 'pass', pass, text, labels} | {id, type: 'done', result}
+ *               | {id, type: 'pass', pass, text, labels, sent} | {id, type: 'done', result}
  *               | {id, type: 'error', error: {code, message, retryable, detail?}} | {type: 'pong'}
  * One generation runs at a time; a second one is refused (code 'busy'), never interleaved. Every request is
  * checked against Python's limits (py/onepass/limits.py) before its first pass. An error's message is plain
  * words for the reader; the raw text (a Python traceback, onnxruntime's own words) is its `detail`, and the console's.
+ * A generated pass carries `timing` (seconds: model, kv, bridge, python) and its message `sent`, the moment it was
+ * posted on the clock page and worker share (performance.timeOrigin + performance.now(), in ms).
  */
 import { Tokenizer } from '../../vendor/tokenizers/tokenizers.min.mjs';
 import * as ort from '../../vendor/ort/ort.wasm.min.mjs';
@@ -190,8 +192,11 @@ async function generate(id, { text, mode, kvCache, maxNew, guess = '', seed = 0,
   const stream = rt.decoder.stream();
   rt.bridge.cancelled = false;
   const onPass = (json) => {
+    const began = performance.now();
     const pass = JSON.parse(json);
-    post({ id, type: 'pass', pass, text: stream.push(pass.added), labels: passLabels(rt, pass) });
+    const message = { id, type: 'pass', pass, text: stream.push(pass.added), labels: passLabels(rt, pass) };
+    pass.timing.bridge += (performance.now() - began) / 1000; // handing the pass on: decoding, labels
+    post({ ...message, sent: performance.timeOrigin + performance.now() });
   };
   try {
     const run = answer(await rt.browser.generate(rt.backend, prompt, mode, Boolean(kvCache), maxNew, onPass,

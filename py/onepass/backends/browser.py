@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 
 from ..all_at_once import all_at_once
+from .clock import PassClock
 from ..chisquare import chi_square
 from ..drafted import drafted
 from ..drafts import DRAFTS, draft, target
@@ -84,31 +85,40 @@ class BrowserModel:
     def __init__(self, bridge, manifest: str):
         self.bridge = bridge
         self.facts = Facts.from_manifest(json.loads(manifest))
+        self.clock = PassClock()  # its sessions add what they measure; a run takes a lap per pass
 
     def session(self, kv_cache: bool = True) -> "BrowserSession":
-        return BrowserSession(self.bridge, kv_cache)
+        return BrowserSession(self.bridge, kv_cache, self.clock)
 
 
 class BrowserSession:
     """One text's state; its KV cache (or, with the cache off, its ids) lives in JavaScript."""
 
-    def __init__(self, bridge, kv_cache: bool):
+    def __init__(self, bridge, kv_cache: bool, clock: PassClock | None = None):
         self.bridge = bridge
         self.id = bridge.open(kv_cache)
         self.length = 0
+        self.clock = clock or PassClock()
 
     async def forward(self, new_ids: list[int], *, logits: bool = False, rows_from: int = 0) -> Pass:
         check_rows(new_ids, rows_from)
+        began = time.perf_counter()
         raw = plain(await self.bridge.run(self.id, list(new_ids), self.length, logits, rows_from))
         self.length += len(new_ids)
         k = raw["k"]
         flat_logits = raw.get("logits")
-        return Pass(argmax=numbers(raw["argmax"]), topk_ids=rows(raw["topk_ids"], k), topk_probs=rows(raw["topk_probs"], k),
-                    seconds=raw["seconds"], logits=rows(flat_logits, raw["vocab"]) if flat_logits is not None else None)
+        result = Pass(argmax=numbers(raw["argmax"]), topk_ids=rows(raw["topk_ids"], k), topk_probs=rows(raw["topk_probs"], k),
+                      seconds=raw["seconds"], logits=rows(flat_logits, raw["vocab"]) if flat_logits is not None else None)
+        # The bridge is what JavaScript's own timings (the model, the cache) leave of this call.
+        spent = time.perf_counter() - began
+        self.clock.add(model=raw["seconds"], kv=raw["kv_seconds"], bridge=spent - raw["seconds"] - raw["kv_seconds"])
+        return result
 
     def rollback(self, length: int) -> None:
         if length < self.length:
-            self.bridge.rollback(self.id, length)
+            began = time.perf_counter()
+            cut = self.bridge.rollback(self.id, length)
+            self.clock.add(kv=cut, bridge=time.perf_counter() - began - cut)
             self.length = length
 
 
@@ -136,7 +146,11 @@ async def generate(model: BrowserModel, prompt, mode: str, kv_cache: bool, max_n
         row["bonus"] = record.bonus
         if mode == "lookup":
             row["match"] = matches[-1]
+        if clock:
+            row["timing"] = clock.lap()
         on_pass(json.dumps(row))
+        if clock:
+            clock.start()  # the next pass begins; the worker times its own handing on of this one
 
     def lookup(text: list[int]) -> list[int]:
         # Prompt lookup, keeping the match it copied from for the page to show.
@@ -159,6 +173,10 @@ async def generate(model: BrowserModel, prompt, mode: str, kv_cache: bool, max_n
         raise InputError(f"unknown mode {mode!r}: expected greedy or one of {', '.join(proposers)}")
     if on_start:
         on_start(len(prompt))
+    # Only the browser's sessions time their parts (the build's traces run this natively).
+    clock = model.clock if isinstance(model, BrowserModel) else None
+    if clock:
+        clock.start()
     timed = Timed(proposers[mode]()) if mode != "greedy" else None
     try:
         if timed is None:

@@ -3,7 +3,9 @@
  * pass view, the result cache, the precomputed trace shown while the model downloads, the KV line that
  * compares the last runs with the cache on and off (same passes, different times), and a clock in the status
  * while a run goes on. A failed run says what went wrong in plain words; with `details` (the "Under the hood"
- * page) the runtime's own words are shown under it as well.
+ * page) the runtime's own words are shown under it as well. A live run is timed where it happens: the worker's
+ * `timing` of each pass, the page's own (from the pass's message being sent to its row being drawn), and the run's
+ * wall time, for "Under the hood"'s breakdown.
  */
 import { runtime } from '../client.js';
 import { cachedOr } from './cache.js';
@@ -69,8 +71,13 @@ export function runFrame(root, { panel, text, rows = 3, details = false }) {
   let running = false;
   cancel.addEventListener('click', () => rt.cancel());
 
-  /** Run `request` (cache first), draw it; returns {result, fromCache} or null when refused or failed. */
-  async function execute(request, { note = '' } = {}) {
+  /**
+   * Run `request` (cache first, unless `fresh`), draw it; returns {result, fromCache, timing} or null when refused or
+   * failed. `timing` (a live run's) is {wall, passes: [{model, kv, bridge, python, page, drawing}]}, in seconds:
+   * `page` from the pass's message sent (or the previous row drawn, if later: passes that queue up are not counted
+   * twice) to its row drawn, `drawing` the part of it the page spent drawing.
+   */
+  async function execute(request, { note = '', fresh = false } = {}) {
     if (running) {
       notice.textContent = 'A run is already in progress: wait for it to finish, or press Cancel.';
       return null;
@@ -86,18 +93,31 @@ export function runFrame(root, { panel, text, rows = 3, details = false }) {
     root.dataset.state = 'running';
     cancel.disabled = false;
     const clock = runningClock(model.say);
+    let timing = null;
     try {
       view.reset(request.text, note);
-      const { value: recording, fromCache } = await cachedOr(panel, request, async () => {
+      const live = async () => {
         model.say('Running…');
         const info = await model.ready();
-        const live = await record(request, (m) => {
+        const passes = [];
+        let lastDrawn = -Infinity; // on the clock page and worker share, in ms
+        const began = performance.now();
+        const recording = await record(request, (m) => {
+          const arrived = performance.now();
           clock.event(m);
-          if (m.type === 'pass') view.add(m.pass, m.text, m.labels);
+          if (m.type !== 'pass') return;
+          view.add(m.pass, m.text, m.labels);
+          // The page's part: from the worker posting the pass to its row drawn here, on the clock both share.
+          const drawn = performance.now();
+          const page = (performance.timeOrigin + drawn - Math.max(m.sent, lastDrawn)) / 1000;
+          lastDrawn = performance.timeOrigin + drawn;
+          if (m.pass.timing) passes.push({ ...m.pass.timing, page, drawing: (drawn - arrived) / 1000 });
         });
-        recordLastPass(live.result.passes, info);
-        return live;
-      });
+        timing = { wall: (performance.now() - began) / 1000, passes };
+        recordLastPass(recording.result.passes, info);
+        return recording;
+      };
+      const { value: recording, fromCache } = fresh ? { value: await live(), fromCache: false } : await cachedOr(panel, request, live);
       if (fromCache) {
         for (const event of recording.events) view.add(event.pass, event.text, recording.result.labels);
       }
@@ -106,7 +126,7 @@ export function runFrame(root, { panel, text, rows = 3, details = false }) {
       showKv(request, recording.result);
       root.dataset.state = 'done';
       root.dataset.source = fromCache ? 'cache' : 'live';
-      return { result: recording.result, fromCache };
+      return { result: recording.result, fromCache, timing };
     } catch (err) {
       const cancelled = err.code === 'cancelled';
       model.say(cancelled ? 'Cancelled.' : `The run failed: ${err.message}`);
