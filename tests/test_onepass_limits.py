@@ -27,7 +27,7 @@ class CountingModel:
     """Predicts (7 * last + 3) mod (VOCAB - 1) after every position (never end-of-text); records each pass's width."""
 
     def __init__(self):
-        self.facts = Facts(name="counting", eos_ids=frozenset({EOS}), vocab_size=VOCAB, top_k=1, special_ids={})
+        self.facts = Facts(name="counting", eos_ids=frozenset({EOS}), vocab_size=VOCAB, top_k=1)
         self.widths: list[int] = []
 
     def session(self, kv_cache: bool = True):

@@ -59,7 +59,6 @@ class Facts:
     eos_ids: frozenset[int]
     vocab_size: int
     top_k: int
-    special_ids: dict[str, int]
 
     @classmethod
     def from_manifest(cls, manifest: dict) -> "Facts":
@@ -68,7 +67,6 @@ class Facts:
             eos_ids=frozenset(manifest["eos_ids"]),
             vocab_size=manifest["vocab_size"],
             top_k=manifest["outputs"]["top_k"],
-            special_ids=dict(manifest["special_ids"]),
         )
 
 

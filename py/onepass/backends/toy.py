@@ -38,7 +38,7 @@ class ToyModel:
         if order < 1 or not 0 < top_k <= vocab_size or not all(0 <= i < vocab_size for i in eos_ids):
             raise ValueError("need order >= 1, 0 < top_k <= vocab_size and eos ids inside the vocabulary")
         self.facts = Facts(name=f"toy {order}-gram, {vocab_size} ids, seed {seed}", eos_ids=frozenset(eos_ids),
-                           vocab_size=vocab_size, top_k=top_k, special_ids={})
+                           vocab_size=vocab_size, top_k=top_k)
         self.order, self.seed = order, seed
         # The rows are a pure function of the context, so computing each once is a property of the model, not a
         # shortcut: the uncached session still re-reads every position of the text on every pass.
