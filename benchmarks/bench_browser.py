@@ -39,7 +39,7 @@ from benchmarks.memory import MemorySampler  # noqa: E402
 from benchmarks.peers import peer_figures  # noqa: E402
 from model_export.build import build  # noqa: E402
 from model_export.check import load, speed  # noqa: E402
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, Server, build_site  # noqa: E402
+from tools.site import CHROMIUM, CHROMIUM_ARGS, Server, build_site  # noqa: E402
 
 THREADS = (1, 2)
 WARM_LOADS = 3

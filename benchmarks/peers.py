@@ -35,7 +35,7 @@ from tokenizers import Tokenizer
 from benchmarks.memory import MemorySampler
 from model_export.cache import cache_root
 from model_export.sources import fetch_default_gguf, read_gguf_metadata
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS, Server
+from tools.site import CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS, Server
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, CONSENTED, Server, build_site  # noqa: E402
+from tools.site import CHROMIUM, CHROMIUM_ARGS, CONSENTED, Server, build_site  # noqa: E402
 
 PAGES = ["", "one-at-a-time/", "all-at-once/", "you-guess/", "copy-and-check/", "the-real-thing/", "name-it/",
          "check-yourself/", "runtime/"]

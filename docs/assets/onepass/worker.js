@@ -30,7 +30,7 @@ import { OnnxBridge } from './bridge.js';
 import { ByteDecoder } from './decoder.js';
 import { passTimes, positionIndependence, SESSION_OPTIONS, timePasses } from './harness.js';
 import { loadModel } from './loader.js';
-import { modelIdentity } from './panels/identity.js';
+import { modelIdentity } from './identity.js';
 
 const SITE = new URL('../../', import.meta.url);
 const VENDOR = new URL('vendor/', SITE);

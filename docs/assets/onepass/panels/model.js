@@ -6,7 +6,7 @@
 import { runtime } from '../client.js';
 import { readManifest } from '../loader.js';
 import { el, button, formatBytes, median } from './dom.js';
-import { modelIdentity } from './identity.js';
+import { modelIdentity } from '../identity.js';
 import { KEYS, PROGRESS_EVENT, SITE_ROOT, forget, read, write } from '../store.js';
 import { fit, measured } from '../estimate.js';
 
