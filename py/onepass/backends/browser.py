@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import asdict
 
 from ..all_at_once import all_at_once
-from .clock import PassClock
 from ..chisquare import chi_square
 from ..drafted import drafted
 from ..drafts import DRAFTS, draft, target
@@ -31,6 +30,7 @@ from ..proposers import Timed, fixed_guess, random_draft
 from ..sampling import tally
 from ..verification import check
 from ..seam import Facts, Pass, check_rows
+from .clock import PassClock
 
 
 def plain(value):
