@@ -72,8 +72,9 @@ def warm_load(context, url: str, threads: int) -> tuple[object, float, dict]:
     """A page loaded from the Cache API and through its first pass: the page, the wall seconds, the phases."""
     began = time.perf_counter()
     page, info, _ = open_runtime(context, url, threads)
+    passed = time.perf_counter()
     first_pass(page)
-    return page, time.perf_counter() - began, info["timings"]
+    return page, time.perf_counter() - began, {**info["timings"], "first_pass": time.perf_counter() - passed}
 
 
 def example_race(page) -> dict:
@@ -107,7 +108,9 @@ def browser_figures(url: str, ids: list[int]) -> dict:
         with MemorySampler(browser) as load:
             began = time.perf_counter()
             page, info, _ = open_runtime(context, url)
+            passed = time.perf_counter()
             first_pass(page)
+            info["timings"]["first_pass"] = time.perf_counter() - passed
             figures["cold_load_to_first_pass_s"] = round(time.perf_counter() - began, 2)
         with MemorySampler(browser) as run:
             page.evaluate("() => window.onepass().generate({text: 'Hello', maxNew: 16})")
