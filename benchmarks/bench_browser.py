@@ -30,13 +30,12 @@ import time
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
-from tokenizers import Tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "py")]
 
 from benchmarks.memory import MemorySampler  # noqa: E402
-from benchmarks.peers import peer_figures  # noqa: E402
+from benchmarks.peers import held_ids, peer_figures  # noqa: E402
 from model_export.build import build  # noqa: E402
 from model_export.check import load, speed  # noqa: E402
 from tools.site import CHROMIUM, CHROMIUM_ARGS, Server, build_site  # noqa: E402
@@ -145,7 +144,7 @@ def main() -> None:
     args = parser.parse_args()
 
     folder = build(args.source, log=lambda message: print(message, file=sys.stderr))
-    held = Tokenizer.from_file(str(folder / "tokenizer.json")).encode((ROOT / "tests" / "data" / "held_text.txt").read_text()).ids
+    held = held_ids(folder)
     figures = {"model": json.loads((folder / "manifest.json").read_text())["model"]["name"]}
     with tempfile.TemporaryDirectory() as scratch:
         site = build_site(folder, Path(scratch) / "site", chunk_mb="50")

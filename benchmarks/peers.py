@@ -246,6 +246,11 @@ def peer_figures(export_folder: Path, ids: list[int], log=print) -> dict:
     return figures
 
 
+def held_ids(folder: Path) -> list[int]:
+    """The benchmarks' token ids: the held-out text, tokenised by the export's own tokenizer."""
+    return Tokenizer.from_file(str(folder / "tokenizer.json")).encode((ROOT / "tests" / "data" / "held_text.txt").read_text()).ids
+
+
 def main() -> None:
     from model_export.build import build
 
@@ -253,7 +258,7 @@ def main() -> None:
     parser.add_argument("--source", default="default")
     args = parser.parse_args()
     folder = build(args.source, log=lambda message: print(message, file=sys.stderr))
-    held = Tokenizer.from_file(str(folder / "tokenizer.json")).encode((ROOT / "tests" / "data" / "held_text.txt").read_text()).ids
+    held = held_ids(folder)
     print(json.dumps(peer_figures(folder, held[:64], log=lambda message: print(message, file=sys.stderr)), indent=2))
 
 

@@ -23,4 +23,5 @@ export function visible(piece) {
   return piece.replace(/ /g, '␣').replace(/\n/g, '↵').replace(/\t/g, '⇥') || '∅';
 }
 
-export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+// One median for the runtime's timings and the panels' figures.
+export { median } from '../harness.js';
