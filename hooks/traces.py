@@ -49,7 +49,7 @@ def build_machine() -> str:
 
 
 def identity(manifest: dict) -> str:
-    """As the browser computes it (docs/assets/onepass/identity.js)."""
+    """As the browser computes it (docs/assets/onepass/runtime/identity.js)."""
     return ":".join(f["sha256"] for f in manifest["files"])
 
 

@@ -56,7 +56,7 @@ def compare(reference: np.ndarray, other: np.ndarray, first: int = 0) -> dict:
 
 
 def position_independence(model: NativeModel, ids: list[int]) -> dict:
-    """The checks of docs/assets/onepass/harness.js, under the same names, natively."""
+    """The checks of docs/assets/onepass/runtime/harness.js, under the same names, natively."""
     full = logits(model, ids)
     checks = {"repeat_full": compare(full, logits(model, ids))}
     for length in sorted({1, 2, 7, 16, 17, len(ids) // 2, len(ids) - 1}):

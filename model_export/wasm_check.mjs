@@ -1,7 +1,7 @@
 /**
  * Position-independence check (and, with --bench, pass times) for an export under onnxruntime-web's WASM
- * backend in Node: the same harness the pages' worker uses (docs/assets/onepass/harness.js), on the same
- * bridge (docs/assets/onepass/bridge.js) and session options, so Node and the browser check one thing.
+ * backend in Node: the same harness the pages' worker uses (docs/assets/onepass/runtime/harness.js), on the same
+ * bridge (docs/assets/onepass/runtime/bridge.js) and session options, so Node and the browser check one thing.
  *
  * Usage: node model_export/wasm_check.mjs --model DIR --ids IDS_JSON_FILE [--threads N] [--bench]
  *   DIR holds model.onnx and manifest.json; IDS_JSON_FILE is a JSON array of token ids.
@@ -15,8 +15,8 @@ import { parseArgs } from 'node:util';
 
 import * as ort from 'onnxruntime-web';
 
-import { OnnxBridge } from '../docs/assets/onepass/bridge.js';
-import { passTimes, positionIndependence, SESSION_OPTIONS } from '../docs/assets/onepass/harness.js';
+import { OnnxBridge } from '../docs/assets/onepass/runtime/bridge.js';
+import { passTimes, positionIndependence, SESSION_OPTIONS } from '../docs/assets/onepass/runtime/harness.js';
 
 // A protobuf (and so a single-file ONNX model) and fs.readFileSync both stop at 2 GiB.
 const MAX_MODEL_BYTES = 2 ** 31 - 1;

@@ -76,7 +76,7 @@ def fetch(url: str, **headers):
 
 def test_serve_sends_what_the_headers_file_lists(tiny_site, tiny_server):
     paths = ["/", "/runtime/", "/404.html", "/model/manifest.json", "/vendor/runtime.json", "/sitemap.xml",
-             "/assets/onepass/worker.js", chunk_paths(tiny_site)[0]]
+             "/assets/onepass/runtime/worker.js", chunk_paths(tiny_site)[0]]
     for path in paths:
         listed = listed_for(tiny_site, path)
         with fetch(tiny_server.url + path.lstrip("/")) as response:

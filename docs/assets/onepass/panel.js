@@ -4,7 +4,7 @@
  * was left gets its cleanup (e.g. its chart destroyed). All text is set with textContent, so nothing typed
  * or generated is read as HTML.
  */
-import { runtime } from './client.js';
+import { runtime } from './runtime/client.js';
 import { mountAllAtOnce } from './panels/allatonce.js';
 import { mountGenerate } from './panels/generate.js';
 import { mountGreedy } from './panels/greedy.js';

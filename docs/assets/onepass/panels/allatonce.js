@@ -4,7 +4,7 @@
  * a pass over a few tokens against a pass over many, to show that a pass costs about the same either way.
  * (No KV cache toggle here: a single pass from an empty cache is the same with it on or off.)
  */
-import { runtime } from '../client.js';
+import { runtime } from '../runtime/client.js';
 import { cachedOr } from './cache.js';
 import { button, el, visible } from './dom.js';
 import { modelStatus, traces } from './model.js';

@@ -24,4 +24,4 @@ export function visible(piece) {
 }
 
 // One median for the runtime's timings and the panels' figures.
-export { median } from '../harness.js';
+export { median } from '../runtime/harness.js';

@@ -3,7 +3,7 @@
  * prediction; tokens are kept up to the first disagreement, where the model's token replaces the rest, and a
  * guess right throughout earns the token after it for free (the bonus).
  */
-import { runtime } from '../client.js';
+import { runtime } from '../runtime/client.js';
 import { cachedOr } from './cache.js';
 import { button, el, ms, visible } from './dom.js';
 import { modelStatus, recordLastPass, traces } from './model.js';

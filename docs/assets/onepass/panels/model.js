@@ -3,10 +3,10 @@
  * the download (asked once, remembered), the model's loading state with a retry, the precomputed traces, and
  * the figures other pages read from localStorage.
  */
-import { runtime } from '../client.js';
-import { readManifest } from '../loader.js';
+import { runtime } from '../runtime/client.js';
+import { readManifest } from '../runtime/loader.js';
 import { el, button, formatBytes, median } from './dom.js';
-import { modelIdentity } from '../identity.js';
+import { modelIdentity } from '../runtime/identity.js';
 import { KEYS, PROGRESS_EVENT, SITE_ROOT, forget, read, write } from '../store.js';
 import { fit, measured } from '../estimate.js';
 

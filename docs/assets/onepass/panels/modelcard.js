@@ -3,7 +3,7 @@
  * loads), the reader's choice to download it (asked once, remembered), the download's progress in bytes
  * and per cent, and where it runs once loaded.
  */
-import { runtime } from '../client.js';
+import { runtime } from '../runtime/client.js';
 import { button, el, formatBytes } from './dom.js';
 import { consented, downloadButton, siteManifest, whenConsented } from './model.js';
 

@@ -7,7 +7,7 @@
  * `timing` of each pass, the page's own (from the pass's message being sent to its row being drawn), and the run's
  * wall time, for "Under the hood"'s breakdown.
  */
-import { runtime } from '../client.js';
+import { runtime } from '../runtime/client.js';
 import { cachedOr } from './cache.js';
 import { button, el, ms } from './dom.js';
 import { modelStatus, recordLastPass, traces } from './model.js';

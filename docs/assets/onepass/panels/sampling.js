@@ -7,7 +7,7 @@
  *   lumped as "other"), q a draft the reader picks (py/onepass/drafts.py). This one loads the model, after
  *   asking, and only when the reader asks for it.
  */
-import { runtime } from '../client.js';
+import { runtime } from '../runtime/client.js';
 import { loadChart } from '../libs.js';
 import { button, el, visible } from './dom.js';
 import { modelStatus } from './model.js';

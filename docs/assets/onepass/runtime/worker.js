@@ -22,9 +22,9 @@
  * A generated pass carries `timing` (seconds: model, kv, bridge, python) and its message `sent`, the moment it was
  * posted on the clock page and worker share (performance.timeOrigin + performance.now(), in ms).
  */
-import { Tokenizer } from '../../vendor/tokenizers/tokenizers.min.mjs';
-import * as ort from '../../vendor/ort/ort.wasm.min.mjs';
-import { loadPyodide } from '../../vendor/pyodide/pyodide.mjs';
+import { Tokenizer } from '../../../vendor/tokenizers/tokenizers.min.mjs';
+import * as ort from '../../../vendor/ort/ort.wasm.min.mjs';
+import { loadPyodide } from '../../../vendor/pyodide/pyodide.mjs';
 
 import { OnnxBridge } from './bridge.js';
 import { ByteDecoder } from './decoder.js';
@@ -32,7 +32,7 @@ import { passTimes, positionIndependence, SESSION_OPTIONS, timePasses } from './
 import { loadModel } from './loader.js';
 import { modelIdentity } from './identity.js';
 
-const SITE = new URL('../../', import.meta.url);
+const SITE = new URL('../../../', import.meta.url);
 const VENDOR = new URL('vendor/', SITE);
 const MAX_THREADS = 4; // a 0.5B model gains little past four threads, and the page must stay responsive
 const MAX_MEASURE_RUNS = 20; // step 3's measurement: a median of a few runs is enough
