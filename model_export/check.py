@@ -55,19 +55,39 @@ def compare(reference: np.ndarray, other: np.ndarray, first: int = 0) -> dict:
     }
 
 
+KV_PREFILL = 7  # tokens before the KV-cache steps begin
+KV_STEPS = {"kv_step1": 1, "kv_chunk6": 6}  # one token at a time, and verification-sized chunks
+
+
+def cases(n: int) -> list[dict]:
+    """The position-independence checks over ``n`` tokens: the one list both harnesses run.
+
+    Natively ``position_independence`` runs it; under WASM (Node and the browser)
+    docs/assets/onepass/runtime/harness.js is handed the same list. A case is a
+    fresh pass over the first ``length`` tokens that predicts from row
+    ``rows_from``, or a prefill of ``prefill`` tokens then KV-cache steps of
+    ``step``; either must give the full pass's rows bit for bit.
+    """
+    if n < 2:
+        raise ValueError("the position-independence check needs at least 2 tokens")
+    fresh = [{"name": "repeat_full", "length": n, "rows_from": 0}]
+    fresh += [{"name": f"prefix_{k}", "length": k, "rows_from": 0}
+              for k in sorted({1, 2, 7, 16, 17, n // 2, n - 1}) if 0 < k < n]
+    fresh += [{"name": f"rows_from_{k}", "length": n, "rows_from": k} for k in sorted({1, n // 2, n - 1}) if 0 < k < n]
+    stepped = [{"name": name, "prefill": min(KV_PREFILL, n - 1), "step": step} for name, step in KV_STEPS.items()]
+    return fresh + stepped
+
+
 def position_independence(model: NativeModel, ids: list[int]) -> dict:
-    """The checks of docs/assets/onepass/runtime/harness.js, under the same names, natively."""
+    """Every case of ``cases`` natively, each compared with one full pass."""
     full = logits(model, ids)
-    checks = {"repeat_full": compare(full, logits(model, ids))}
-    for length in sorted({1, 2, 7, 16, 17, len(ids) // 2, len(ids) - 1}):
-        if 0 < length < len(ids):
-            checks[f"prefix_{length}"] = compare(full, logits(model, ids[:length]))
-    for first in sorted({1, len(ids) // 2, len(ids) - 1}):
-        if 0 < first < len(ids):
-            checks[f"rows_from_{first}"] = compare(full, logits(model, ids, first), first)
-    prefill = min(7, len(ids) - 1)
-    checks["kv_step1"] = compare(full, stepped_logits(model, ids, prefill, 1))
-    checks["kv_chunk6"] = compare(full, stepped_logits(model, ids, prefill, 6))
+    checks = {}
+    for case in cases(len(ids)):
+        if "step" in case:
+            checks[case["name"]] = compare(full, stepped_logits(model, ids, case["prefill"], case["step"]))
+        else:
+            got = logits(model, ids[:case["length"]], case["rows_from"])
+            checks[case["name"]] = compare(full, got, case["rows_from"])
     return {"checks": checks, "all_identical": all(c["bit_identical"] for c in checks.values())}
 
 
@@ -110,11 +130,11 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
 
 def wasm(folder: Path, ids: list[int], threads: int = 1, bench: bool = False) -> dict:
     """The same checks under onnxruntime-web's WASM build, run by Node (see wasm_check.mjs)."""
-    with tempfile.NamedTemporaryFile("w", suffix=".json") as ids_file:
-        json.dump(ids, ids_file)
-        ids_file.flush()
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as check_file:
+        json.dump({"ids": ids, "cases": cases(len(ids))}, check_file)
+        check_file.flush()
         command = ["node", str(Path(__file__).with_name("wasm_check.mjs")), "--model", str(folder),
-                   "--ids", ids_file.name, "--threads", str(threads), *(["--bench"] if bench else [])]
+                   "--check", check_file.name, "--threads", str(threads), *(["--bench"] if bench else [])]
         result = subprocess.run(command, capture_output=True, text=True, cwd=Path(__file__).parent.parent)
     if result.returncode not in (0, 1):
         raise RuntimeError(f"wasm_check failed:\n{result.stdout}\n{result.stderr[-3000:]}")

@@ -3,8 +3,9 @@
  * backend in Node: the same harness the pages' worker uses (docs/assets/onepass/runtime/harness.js), on the same
  * bridge (docs/assets/onepass/runtime/bridge.js) and session options, so Node and the browser check one thing.
  *
- * Usage: node model_export/wasm_check.mjs --model DIR --ids IDS_JSON_FILE [--threads N] [--bench]
- *   DIR holds model.onnx and manifest.json; IDS_JSON_FILE is a JSON array of token ids.
+ * Usage: node model_export/wasm_check.mjs --model DIR --check CHECK_JSON_FILE [--threads N] [--bench]
+ *   DIR holds model.onnx and manifest.json; CHECK_JSON_FILE is {ids, cases}: the token ids and the checks to run
+ *   on them, as model_export/check.py's `cases` defines them (model_export.check.wasm writes it).
  *
  * Prints one JSON object to stdout; all logging goes to stderr. Exit status: 0 when every check
  * is bit-identical, 1 when some check differs, 2 on error.
@@ -28,27 +29,28 @@ function parseCli() {
   const { values } = parseArgs({
     options: {
       model: { type: 'string' },
-      ids: { type: 'string' },
+      check: { type: 'string' },
       threads: { type: 'string', default: '1' },
       bench: { type: 'boolean', default: false },
     },
   });
-  if (!values.model || !values.ids) {
-    throw new Error('usage: wasm_check.mjs --model DIR --ids IDS_JSON_FILE [--threads N] [--bench]');
+  if (!values.model || !values.check) {
+    throw new Error('usage: wasm_check.mjs --model DIR --check CHECK_JSON_FILE [--threads N] [--bench]');
   }
   const threads = Number(values.threads);
   if (!Number.isInteger(threads) || threads < 1) {
     throw new Error(`--threads must be a positive integer, got ${values.threads}`);
   }
-  return { modelDir: values.model, idsFile: values.ids, threads, bench: values.bench };
+  return { modelDir: values.model, checkFile: values.check, threads, bench: values.bench };
 }
 
-function readIds(file) {
-  const ids = JSON.parse(fs.readFileSync(file, 'utf8'));
+function readCheck(file) {
+  const { ids, cases } = JSON.parse(fs.readFileSync(file, 'utf8'));
   if (!Array.isArray(ids) || ids.length < 2 || !ids.every((t) => Number.isInteger(t) && t >= 0)) {
-    throw new Error(`${file} must hold a JSON array of at least 2 non-negative integer token ids`);
+    throw new Error(`${file} must hold {ids: at least 2 non-negative integer token ids, cases}`);
   }
-  return ids;
+  if (!Array.isArray(cases) || !cases.length) throw new Error(`${file} names no checks to run`);
+  return { ids, cases };
 }
 
 function readModel(modelDir) {
@@ -66,7 +68,7 @@ const round = (x) => Math.round(x * 1000) / 1000;
 async function main(report) {
   const args = parseCli();
   report.threads_requested = args.threads;
-  const ids = readIds(args.idsFile);
+  const { ids, cases } = readCheck(args.checkFile);
   const manifest = JSON.parse(fs.readFileSync(path.join(args.modelDir, 'manifest.json'), 'utf8'));
   const model = readModel(args.modelDir);
 
@@ -82,7 +84,7 @@ async function main(report) {
   }
   const bridge = new OnnxBridge(ort, session, manifest);
   report.num_ids = ids.length;
-  const result = await positionIndependence(bridge, ids);
+  const result = await positionIndependence(bridge, ids, cases);
   report.checks = result.checks;
   report.all_identical = result.all_identical;
   if (args.bench) report.bench = { threads: report.threads, ...(await passTimes(bridge, ids)) };

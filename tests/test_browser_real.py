@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from model_export.check import cases
 from onepass.backends.native import NativeModel
 from onepass.backends.tokenizer import NativeTokenizer
 from tests.browser import LOAD_TIMEOUT_MS, Server, build_site, offline_page
@@ -68,5 +69,5 @@ def native_agreement(model: NativeModel, prompt: list[int], tokens: list[int]) -
 
 def test_position_independence_holds_in_chromium_on_the_real_model(real_page, real_export, held_text):
     ids = NativeTokenizer(real_export).encode(held_text)[:40]
-    result = real_page.evaluate("(ids) => window.onepass().positionIndependence(ids)", ids)
+    result = real_page.evaluate("([ids, cases]) => window.onepass().positionIndependence(ids, cases)", [ids, cases(len(ids))])
     assert result["all_identical"], result["checks"]

@@ -8,6 +8,7 @@ browser itself: WASM and native kernels may differ in the last bits.
 import pytest
 from tokenizers import Tokenizer
 
+from model_export.check import cases
 from tests.browser import load_runtime
 
 pytest_plugins = ["tests.browser"]  # the browser fixtures, registered once for the whole session
@@ -82,5 +83,5 @@ def test_a_second_run_is_refused_and_a_run_can_be_cancelled(page, tiny_server):
 def test_position_independence_holds_in_chromium(page, tiny_server, tiny_export, held_text):
     ids = Tokenizer.from_file(str(tiny_export / "tokenizer.json")).encode(held_text).ids[:40]
     load_runtime(page, tiny_server.url)
-    result = page.evaluate("(ids) => window.onepass().positionIndependence(ids)", ids)
+    result = page.evaluate("([ids, cases]) => window.onepass().positionIndependence(ids, cases)", [ids, cases(len(ids))])
     assert result["all_identical"], result["checks"]

@@ -7,7 +7,7 @@ and of six tokens, natively (onnxruntime) and in onnxruntime-web's WASM build.
 
 import pytest
 
-from model_export.check import load, position_independence, wasm
+from model_export.check import cases, load, position_independence, wasm
 from tests.conftest import ids_of
 
 PROMPTS = [
@@ -37,9 +37,13 @@ def test_tiny_native_float32_reference(tiny_export, threads):
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("prompt", PROMPTS)
 def test_tiny_wasm(tiny_export, prompt, threads):
-    result = wasm(tiny_export, ids_of(tiny_export, prompt), threads)
+    ids = ids_of(tiny_export, prompt)
+    result = wasm(tiny_export, ids, threads)
     assert result["threads"] == threads
     assert failures(result) == {}
+    # Node runs the very cases the native check runs: one definition.
+    assert list(result["checks"]) == [case["name"] for case in cases(len(ids))]
+    assert list(result["checks"]) == list(position_independence(load(tiny_export, threads), ids)["checks"])
 
 
 def test_tiny_long_context(tiny_export, held_text):

@@ -235,8 +235,8 @@ export class Runtime {
     return this.request('decode', { ids });
   }
 
-  positionIndependence(ids) {
-    return this.request('positionIndependence', { ids });
+  positionIndependence(ids, cases) {
+    return this.request('positionIndependence', { ids, cases });
   }
 
   bench(options) {

@@ -5,8 +5,8 @@
  *
  * positionIndependence: a position's logits must be bit-for-bit the same in a full pass, again in a second
  * full pass, at the end of a shorter prefix pass, when the pass predicts only from a later row, one token at
- * a time on a KV cache, and inside chunks of 6 on a KV cache. model_export/check.py holds the same checks,
- * under the same names, for native onnxruntime.
+ * a time on a KV cache, and inside chunks of 6 on a KV cache. The cases are defined once, in
+ * model_export/check.py (`cases`), and handed in; that module runs the same list on native onnxruntime.
  * passTimes: median ms of decode-1 and verify-6 after a 32-token past, and of prefill-30 (its last row).
  */
 
@@ -17,9 +17,6 @@
  * 3.2 s); the parallel executor skips that plan, and each node's kernel, and so every number, is the same.
  */
 export const SESSION_OPTIONS = { executionProviders: ['wasm'], graphOptimizationLevel: 'all', executionMode: 'parallel' };
-
-const KV_PREFILL = 7;
-const CHUNK = 6;
 
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -94,22 +91,20 @@ function compare(got, full, vocab, first = 0) {
   return { positions, rows_differing: rowsDiffering, argmax_flips: argmaxFlips, max_abs_diff: maxAbsDiff, bit_identical: rowsDiffering === 0 };
 }
 
-export async function positionIndependence(bridge, ids) {
-  const n = ids.length;
-  if (n < 2) throw new Error('the position-independence check needs at least 2 tokens');
-  const session = bridge.open(true);
-  const first = await bridge.run(session, ids, 0, true);
-  const { logits: full, vocab } = first;
-  const checks = { repeat_full: compare(await logitsOf(bridge, ids), full, vocab) };
-  for (const k of [...new Set([1, 2, 7, 16, 17, Math.floor(n / 2), n - 1])].filter((k) => k >= 1 && k < n).sort((x, y) => x - y)) {
-    checks[`prefix_${k}`] = compare(await logitsOf(bridge, ids.slice(0, k)), full, vocab);
+/**
+ * Every case (model_export/check.py's `cases`: the one definition, handed in) compared with one full pass: a fresh
+ * pass over the first `length` tokens predicting from row `rows_from`, or a prefill then KV-cache steps of `step`.
+ */
+export async function positionIndependence(bridge, ids, cases) {
+  if (ids.length < 2) throw new Error('the position-independence check needs at least 2 tokens');
+  if (!Array.isArray(cases) || !cases.length) throw new Error('the position-independence check needs its cases');
+  const { logits: full, vocab } = await bridge.run(bridge.open(true), ids, 0, true);
+  const checks = {};
+  for (const c of cases) {
+    checks[c.name] = c.step
+      ? compare(await kvLogits(bridge, ids, c.prefill, c.step), full, vocab)
+      : compare(await logitsOf(bridge, ids.slice(0, c.length), c.rows_from), full, vocab, c.rows_from);
   }
-  for (const k of [...new Set([1, Math.floor(n / 2), n - 1])].filter((k) => k >= 1 && k < n)) {
-    checks[`rows_from_${k}`] = compare(await logitsOf(bridge, ids, k), full, vocab, k);
-  }
-  const m = Math.min(KV_PREFILL, n - 1);
-  checks.kv_step1 = compare(await kvLogits(bridge, ids, m, 1), full, vocab);
-  checks[`kv_chunk${CHUNK}`] = compare(await kvLogits(bridge, ids, m, CHUNK), full, vocab);
   bridge.closeAll();
-  return { positions: n, checks, all_identical: Object.values(checks).every((c) => c.bit_identical) };
+  return { positions: ids.length, checks, all_identical: Object.values(checks).every((c) => c.bit_identical) };
 }

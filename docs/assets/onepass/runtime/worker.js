@@ -9,7 +9,7 @@
  *               | {id, type: 'measure', text, sizes, runs} (step 3: median ms of one pass over each size)
  *               | {id, type: 'cancel'} | {id, type: 'tokenize', texts} | {id, type: 'decode', ids}
  *               | {id, type: 'bench', ids, past?, verify?, prefill?, runs?} (benchmarks/bench_browser.py)
- *               | {id, type: 'positionIndependence', ids} (harness.js's check, for the tests)
+ *               | {id, type: 'positionIndependence', ids, cases} (harness.js's check of model_export/check.py's cases, for the tests)
  *               | {id, type: 'python'} (start Python alone: no model) | {id, type: 'sample', p, q, draws, seed}
  *               | {id, type: 'sampleNext', text, draft, draws, seed} (step 6 on the model's own next-token p)
  *               | {id, type: 'interrupt', buffer} (a SharedArrayBuffer the page writes 2 into to stop Python)
@@ -340,11 +340,11 @@ const HANDLERS = {
       rt.bridge.closeAll();
     }
   }),
-  positionIndependence: (id, { ids }) => exclusive(async () => {
+  positionIndependence: (id, { ids, cases }) => exclusive(async () => {
     const rt = await ensureLoaded(id);
     rt.bridge.cancelled = false;
     try {
-      return await positionIndependence(rt.bridge, ids);
+      return await positionIndependence(rt.bridge, ids, cases);
     } finally {
       rt.bridge.closeAll();
     }
