@@ -124,6 +124,7 @@ def _no_download(*args, **kwargs):
     raise AssertionError(f"tried to download: {args}")
 
 
+@pytest.mark.slow
 def test_the_header_gives_the_tokenizer_of_the_whole_gguf(tmp_path):
     """Byte for byte the tokenizer.json the whole 491 MB GGUF gives (about a minute: it builds the tokenizer)."""
     whole = default_gguf_path()

@@ -53,12 +53,14 @@ def test_prompt_set():
     assert len(REAL_PROMPTS) >= 20
 
 
+@pytest.mark.slow
 def test_tiny_every_proposer_with_the_cache(tiny):
     outcomes = run_modes(*tiny, TINY_PROMPTS, 24, [(name, True) for name in PROPOSERS])
     assert len(outcomes) == len(TINY_PROMPTS) * len(PROPOSERS)
     assert failures(outcomes) == []
 
 
+@pytest.mark.slow
 def test_tiny_every_proposer_without_the_cache_matches_with_it(tiny):
     modes = [("greedy", False)] + [(name, kv) for name in PROPOSERS for kv in (True, False)]
     outcomes = run_modes(*tiny, TINY_UNCACHED_PROMPTS, 16, modes)

@@ -46,6 +46,7 @@ def test_tiny_wasm(tiny_export, prompt, threads):
     assert list(result["checks"]) == list(position_independence(load(tiny_export, threads), ids)["checks"])
 
 
+@pytest.mark.slow
 def test_tiny_long_context(tiny_export, held_text):
     ids = ids_of(tiny_export, held_text * 2)[:600]
     assert failures(position_independence(load(tiny_export, 2), ids)) == {}
