@@ -1,6 +1,6 @@
 """Quality: our ONNX matches PyTorch, and the int8 model agrees with the float32 export.
 
-The quality check must run beside the exactness check: a rescale that drops the
+The quality check must run beside the position-independence check: a rescale that drops the
 row scale yields garbage logits that are still perfectly position independent.
 """
 
