@@ -18,7 +18,7 @@ import pytest
 
 from onepass import verification
 from onepass.all_at_once import all_at_once
-from onepass.backends.toy import CachedSession, ToyModel
+from onepass.backends.toy import ToyModel
 from onepass.drafted import drafted
 from onepass.exactness import PROPOSERS, compare
 from onepass.greedy import greedy
@@ -217,9 +217,9 @@ def test_the_oracle_catches_a_verification_that_accepts_one_token_too_many(monke
 
 def test_the_oracle_catches_a_rollback_that_keeps_the_wrong_end_of_the_cache(monkeypatch):
     """The length is right, the content stale: the slice ``[:, :, -length:]`` where ``[:, :, :length]`` was meant."""
-    def wrong_end(session, length):
-        session.past = session.past[len(session.past) - length:]
+    def wrong_end(model, past, length):
+        return past[len(past) - length:]
 
-    monkeypatch.setattr(CachedSession, "rollback", wrong_end)
+    monkeypatch.setattr(ToyModel, "cut", wrong_end)
     rng = random.Random(7)
     assert failures([{**random_case(rng), "kv_cache": True} for _ in range(200)])

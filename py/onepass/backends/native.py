@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
-from ..seam import Facts, Pass, check_rows
+from ..seam import Facts, Pass
+from .sessions import CachedSession, UncachedSession
 
 THREADS = 2
 
@@ -46,7 +47,7 @@ class NativeModel:
         self.present_names = [kv[name].format(i=i) for i in layers for name in ("output_key", "output_value")]
         self.empty_past = np.zeros((1, kv["num_kv_heads"], 0, kv["head_dim"]), np.float32)
 
-    def session(self, kv_cache: bool = True) -> "CachedSession | UncachedSession":
+    def session(self, kv_cache: bool = True) -> CachedSession | UncachedSession:
         return CachedSession(self) if kv_cache else UncachedSession(self)
 
     def outputs(self, ids: list[int], past: list[np.ndarray] | None, *, logits: bool,
@@ -85,45 +86,7 @@ class NativeModel:
                       logits=found[out["logits"]].tolist() if logits else None)
         return result, present
 
-
-class CachedSession:
-    """KV cache on: a pass processes only the new tokens; rollback slices the cache."""
-
-    def __init__(self, model: NativeModel):
-        self.model = model
-        self.past: list[np.ndarray] | None = None
-        self.length = 0
-
-    async def forward(self, new_ids: list[int], *, logits: bool = False, rows_from: int = 0) -> Pass:
-        check_rows(new_ids, rows_from)
-        result, self.past = self.model.run(new_ids, self.past, logits, rows_from)
-        self.length += len(new_ids)
-        return result
-
-    def rollback(self, length: int) -> None:
-        if length < self.length:
-            # Sequence is axis 2 of [batch, kv_heads, sequence, head_dim]; onnxruntime wants contiguous inputs.
-            self.past = [np.ascontiguousarray(tensor[:, :, :length]) for tensor in self.past]
-            self.length = length
-
-
-class UncachedSession:
-    """KV cache off: every pass re-reads the whole text so far, as the original station did."""
-
-    def __init__(self, model: NativeModel):
-        self.model = model
-        self.ids: list[int] = []
-
-    @property
-    def length(self) -> int:
-        return len(self.ids)
-
-    async def forward(self, new_ids: list[int], *, logits: bool = False, rows_from: int = 0) -> Pass:
-        check_rows(new_ids, rows_from)
-        self.ids += new_ids
-        # Only the new tokens' rows (from rows_from), so both cache modes look the same to the algorithms.
-        result, _ = self.model.run(self.ids, None, logits, len(self.ids) - len(new_ids) + rows_from)
-        return result
-
-    def rollback(self, length: int) -> None:
-        del self.ids[length:]
+    def cut(self, past: list[np.ndarray], length: int) -> list[np.ndarray]:
+        """The KV cache as it was after ``length`` tokens."""
+        # Sequence is axis 2 of [batch, kv_heads, sequence, head_dim]; onnxruntime wants contiguous inputs.
+        return [np.ascontiguousarray(tensor[:, :, :length]) for tensor in past]

@@ -21,6 +21,7 @@ import time
 from functools import lru_cache
 
 from ..seam import Facts, Pass, check_rows
+from .sessions import CachedSession, UncachedSession
 
 VOCAB_SIZE = 32
 ORDER = 2
@@ -44,21 +45,27 @@ class ToyModel:
         # shortcut: the uncached session still re-reads every position of the text on every pass.
         self.row = lru_cache(maxsize=None)(self._row)
 
-    def session(self, kv_cache: bool = True) -> "CachedSession | UncachedSession":
+    def session(self, kv_cache: bool = True) -> CachedSession | UncachedSession:
         return CachedSession(self) if kv_cache else UncachedSession(self)
 
-    def run(self, past: list[int], ids: list[int], logits: bool, rows_from: int = 0) -> Pass:
-        """One pass over ``ids`` after the ``past`` ids: one row per position of ``ids[rows_from:]``."""
-        check_rows(ids, rows_from)
+    def run(self, ids: list[int], past: list[int] | None, logits: bool, first_row: int = 0) -> tuple[Pass, list[int]]:
+        """One pass over ``ids`` after the ``past`` ids: one row per position of ``ids[first_row:]``, and the
+        ids the next pass reads after (the toy's "KV cache")."""
+        check_rows(ids, first_row)
         if not all(0 <= i < self.facts.vocab_size for i in ids):
             raise ValueError(f"token ids must lie in 0..{self.facts.vocab_size - 1}")
+        past = past or []
         began = time.perf_counter()
         text = past[-(self.order - 1):] + ids if self.order > 1 else list(ids)
-        first = len(text) - len(ids) + rows_from
+        first = len(text) - len(ids) + first_row
         rows = [self.row(tuple(text[max(0, i - self.order + 1):i + 1])) for i in range(first, len(text))]
-        return Pass(argmax=[row[0] for row in rows], topk_ids=[row[1] for row in rows],
-                    topk_probs=[row[2] for row in rows], seconds=time.perf_counter() - began,
-                    logits=[list(row[3]) for row in rows] if logits else None)
+        result = Pass(argmax=[row[0] for row in rows], topk_ids=[row[1] for row in rows],
+                      topk_probs=[row[2] for row in rows], seconds=time.perf_counter() - began,
+                      logits=[list(row[3]) for row in rows] if logits else None)
+        return result, past + ids
+
+    def cut(self, past: list[int], length: int) -> list[int]:
+        return past[:length]
 
     def _row(self, context: tuple[int, ...]) -> tuple[int, list[int], list[float], tuple[float, ...]]:
         """Argmax, top-k ids and probabilities, and logits after ``context`` (its last ``order`` ids)."""
@@ -72,51 +79,3 @@ class ToyModel:
         total = sum(weights)
         topk = ranked[:self.facts.top_k]
         return ranked[0], topk, [weights[i] / total for i in topk], logits
-
-
-class CachedSession:
-    """Cache on: a pass reads the ids the session holds and the new ones; rollback drops the tail."""
-
-    def __init__(self, model: ToyModel):
-        self.model = model
-        self.past: list[int] = []
-
-    @property
-    def length(self) -> int:
-        return len(self.past)
-
-    async def forward(self, new_ids: list[int], *, logits: bool = False, rows_from: int = 0) -> Pass:
-        result = self.model.run(self.past, new_ids, logits, rows_from)
-        self.past = self.past + list(new_ids)
-        return result
-
-    def rollback(self, length: int) -> None:
-        del self.past[_checked(length):]
-
-
-class UncachedSession:
-    """Cache off: every pass re-reads the whole text so far and returns the rows of the new tokens."""
-
-    def __init__(self, model: ToyModel):
-        self.model = model
-        self.ids: list[int] = []
-
-    @property
-    def length(self) -> int:
-        return len(self.ids)
-
-    async def forward(self, new_ids: list[int], *, logits: bool = False, rows_from: int = 0) -> Pass:
-        check_rows(new_ids, rows_from)
-        ids = self.ids + list(new_ids)
-        result = self.model.run([], ids, logits, len(self.ids) + rows_from)
-        self.ids = ids
-        return result
-
-    def rollback(self, length: int) -> None:
-        del self.ids[_checked(length):]
-
-
-def _checked(length: int) -> int:
-    if length < 0:
-        raise ValueError(f"cannot roll back to a negative length ({length})")
-    return length
