@@ -1,6 +1,10 @@
 /**
  * The one worker that owns Pyodide, the tokenizer and the ONNX session.
  *
+ * What a panel's request gives (generate, verify, predict, sample, sampleNext) is decided in Python,
+ * py/onepass/panels.py: this hands it the request, the model and the tokenizer, posts its pass events and returns
+ * its result, unchanged.
+ *
  * Messages in:  {id, type: 'load', threads?} | {type: 'ping'} (answered with {type: 'pong'} whenever the worker is free)
  *               | {id, type: 'hold', lock} (hold a Web Lock for the worker's life: the page hears of its end)
  *               | {id, type: 'generate', text, mode, kvCache, maxNew, guess?, seed?, proposer?}
@@ -17,7 +21,7 @@
  *               | {id, type: 'pass', pass, text, labels, sent} | {id, type: 'done', result}
  *               | {id, type: 'error', error: {code, message, retryable, detail?}} | {type: 'pong'}
  * One generation runs at a time; a second one is refused (code 'busy'), never interleaved. Every request is
- * checked against Python's limits (py/onepass/limits.py) before its first pass. An error's message is plain
+ * checked against Python's limits (py/onepass/limits.py) before its first pass, a text by its length first. An error's message is plain
  * words for the reader; the raw text (a Python traceback, onnxruntime's own words) is its `detail`, and the console's.
  * A generated pass carries `timing` (seconds: model, kv, bridge, python) and its message `sent`, the moment it was
  * posted on the clock page and worker share (performance.timeOrigin + performance.now(), in ms).
