@@ -11,7 +11,9 @@ name never changes meaning: browsers and CDNs may keep it forever, a new build
 never meets a stale chunk under an old name, and chunks a new build shares
 with the old one are not fetched again. The site's ``manifest.json`` is the
 export's, plus a ``chunks`` list per file (name, size, sha256) that the
-browser fetches, checks and caches one by one.
+browser fetches, checks and caches one by one, and the model's ``identity``
+(its files' hashes), to which the page ties cached results and the build's
+traces (``hooks/traces.py``).
 """
 
 import hashlib
@@ -89,6 +91,11 @@ def origin(model: dict) -> str:
     return said
 
 
+def identity(manifest: dict) -> str:
+    """What a cached result or a precomputed trace is tied to: the hashes of the model's files, in order."""
+    return ":".join(f["sha256"] for f in manifest["files"])
+
+
 def chunk_bytes() -> int:
     return int(float(os.environ.get("ONEPASS_CHUNK_MB", DEFAULT_CHUNK_MB)) * 1_000_000)
 
@@ -135,4 +142,5 @@ def on_post_build(config):
     limit = chunk_bytes()
     for entry in manifest["files"]:
         entry["chunks"] = write_chunks(Path(folder) / entry["name"], target, limit)
+    manifest["identity"] = identity(manifest)
     (target / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")

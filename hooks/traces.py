@@ -4,15 +4,14 @@ While the model downloads, the panels show these runs, so the reader can start
 before anything has loaded (as the Transformer Explainer does). Each is labelled
 a recorded run and stamped with where and when it was recorded (the build
 machine, natively): the same model and code, but not the reader's times, so
-no page mixes them with live ones. They come from the same ``py/onepass`` code the
-browser runs (``backends/browser.py``'s entry points over ``backends/native.py``),
-and ``site/model/traces.json`` carries the model's identity (its files'
-hashes), so the page never shows a trace of another model. Results are cached
-in ``ONEPASS_CACHE`` (else the export folder) under a key of the model and the
+no page mixes them with live ones. They come from the code the browser runs:
+``onepass.panels``' entry points, with the panels' own defaults, over
+``backends/native.py`` and the export's tokenizer, each pass's event recorded
+from the same callback the worker posts from. ``site/model/traces.json`` carries
+the model's identity (``hooks/model.py`` writes it into the site's manifest), so
+the page never shows a trace of another model. Results are cached in
+``ONEPASS_CACHE`` (else the export folder) under a key of the model and the
 code, so a repeated build costs nothing. No ``ONEPASS_MODEL_DIR``: nothing to do.
-
-The defaults are those of the panels (docs/assets/onepass/panels/*.js); the panels
-take the trace's request as their starting text, so the two stay in step.
 """
 
 import asyncio
@@ -26,15 +25,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "py"))
+sys.path.insert(0, str(ROOT))
 
-from onepass.backends import browser  # noqa: E402
-from onepass.examples import EXAMPLES  # noqa: E402
+from hooks.model import identity  # noqa: E402
+from onepass import panels  # noqa: E402
+from onepass.panels import DEFAULTS  # noqa: E402
 
-GREEDY = {"text": "The capital of France is Paris. The capital of Germany is", "mode": "greedy", "kvCache": True, "maxNew": 16}
-ALL_AT_ONCE = {"text": "The capital of France is Paris. The capital of Germany is Berlin."}
-GUESS = {"text": "The capital of France is Paris. The capital of Germany is", "guess": " Berlin.", "kvCache": True}
-CONTINUATION_TOKENS = 6  # the "right throughout" guess: the model's own next tokens
-LOOKUP = {"text": EXAMPLES[0].prompt, "mode": "lookup", "kvCache": True, "maxNew": EXAMPLES[0].max_new}
+LOOKUP_EXAMPLE = DEFAULTS["lookup"]["examples"][0]  # step 5 opens on its first example
 
 
 def build_machine() -> str:
@@ -48,11 +45,6 @@ def build_machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores"
 
 
-def identity(manifest: dict) -> str:
-    """As the browser computes it (docs/assets/onepass/runtime/identity.js)."""
-    return ":".join(f["sha256"] for f in manifest["files"])
-
-
 def code_key(manifest: dict) -> str:
     digest = hashlib.sha256(identity(manifest).encode())
     for path in sorted((ROOT / "py" / "onepass").rglob("*.py")) + [Path(__file__)]:
@@ -60,66 +52,32 @@ def code_key(manifest: dict) -> str:
     return digest.hexdigest()[:16]
 
 
-class Labels:
-    """Token labels and streamed text, as the worker makes them (whole characters only in the text)."""
-
-    def __init__(self, tokenizer):
-        self.tokenizer = tokenizer
-
-    def of(self, ids) -> dict:
-        return {str(token): self.tokenizer.decode([token]) for token in set(ids)}
-
-    def stream(self):
-        ids, shown = [], [""]
-
-        def push(added: list[int]) -> str:
-            ids.extend(added)
-            text = self.tokenizer.decode(ids)
-            # A character split across tokens decodes as U+FFFD until its last byte arrives: hold it back.
-            complete = text.rstrip("\ufffd")
-            piece = complete[len(shown[0]):]
-            shown[0] = complete
-            return piece
-
-        return push
-
-
-async def recorded(model, labels: Labels, request: dict) -> dict:
-    """A run as the panels replay it: the request, the result (with labels) and each pass's event."""
-    encode = labels.tokenizer.encode
-    events, push = [], labels.stream()
-
-    def on_pass(row: str) -> None:
-        record = json.loads(row)
-        events.append({"pass": record, "text": push(record["added"])})
-
-    run = json.loads(await browser.generate(model, encode(request["text"]), request["mode"], request["kvCache"],
-                                            request["maxNew"], on_pass))
-    ids = run["prompt"] + run["tokens"] + [t for p in run["passes"] for t in p["draft"] + p["predicted"]
-                                           + ((p.get("match") or {}).get("ngram") or [])]
-    run.update(text=labels.tokenizer.decode(run["tokens"]), promptText=request["text"], labels=labels.of(ids))
-    return {"request": request, "result": run, "events": events}
+async def recorded(model, tokenizer, request: dict) -> dict:
+    """A run as the panels replay it: the request, the result and each pass's event."""
+    events = []
+    result = json.loads(await panels.generate(model, tokenizer, request, lambda event: events.append(json.loads(event))))
+    return {"request": request, "result": result, "events": events}
 
 
 async def precompute(folder: Path) -> dict:
     from onepass.backends.native import THREADS, NativeModel
     from onepass.backends.tokenizer import NativeTokenizer
 
-    model, labels = NativeModel(folder), Labels(NativeTokenizer(folder))
+    model, tokenizer = NativeModel(folder), NativeTokenizer(folder)
     stamp = {"machine": build_machine(), "threads": THREADS, "date": time.strftime("%Y-%m-%d")}
-    encode = labels.tokenizer.encode
-    predictions = json.loads(await browser.predict(model, encode(ALL_AT_ONCE["text"])))
-    predictions["labels"] = labels.of(predictions["ids"] + [t for row in predictions["topk_ids"] for t in row])
-    prompt = encode(GUESS["text"])
-    checked = json.loads(await browser.verify_guess(model, prompt, encode(GUESS["guess"]), GUESS["kvCache"]))
-    own = await recorded(model, labels, {**GREEDY, "text": GUESS["text"], "maxNew": CONTINUATION_TOKENS})
+    greedy, guess = DEFAULTS["greedy"], DEFAULTS["guess"]
+    all_at_once = {"text": DEFAULTS["all-at-once"]["text"]}
+    checked = {"text": guess["text"], "guess": guess["guess"], "kvCache": True}
+    own = await recorded(model, tokenizer, {"text": guess["text"], "mode": "greedy", "kvCache": True,
+                                            "maxNew": guess["continuationTokens"]})
     traces = {
-        "greedy": await recorded(model, labels, GREEDY),
-        "all-at-once": {"request": ALL_AT_ONCE, "result": predictions},
-        "guess": {"request": GUESS, "continuation": own["result"]["text"],
-                  "outcome": {"pass": checked, "prompt": prompt, "labels": labels.of(checked["draft"] + checked["predicted"]
-                                                                                     + checked["added"])}},
-        "lookup": await recorded(model, labels, LOOKUP),
+        "greedy": await recorded(model, tokenizer, {"text": greedy["text"], "mode": "greedy", "kvCache": True,
+                                                    "maxNew": greedy["maxNew"]}),
+        "all-at-once": {"request": all_at_once, "result": json.loads(await panels.predict(model, tokenizer, all_at_once))},
+        "guess": {"request": checked, "continuation": own["result"]["text"],
+                  "outcome": json.loads(await panels.verify(model, tokenizer, checked))},
+        "lookup": await recorded(model, tokenizer, {"text": LOOKUP_EXAMPLE["prompt"], "mode": "lookup", "kvCache": True,
+                                                    "maxNew": LOOKUP_EXAMPLE["max_new"]}),
     }
     return {key: {**trace, "recorded": stamp} for key, trace in traces.items()}
 

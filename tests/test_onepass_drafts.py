@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from tests.conftest import ids_of
-from onepass.backends.browser import sample_next
+from onepass.backends.tokenizer import NativeTokenizer
+from onepass.panels import sample_next
 from onepass.drafts import DRAFTS, draft, target
 
 P = target([0.5, 0.25, 0.1])  # the top three, and "other" = 0.15
@@ -31,14 +31,20 @@ def test_each_draft_is_a_distribution_over_the_same_outcomes():
 
 @pytest.mark.parametrize("kind", DRAFTS)
 def test_on_the_tiny_model_the_kept_tokens_follow_its_own_p(tiny_model, tiny_export, kind):
-    prompt = ids_of(tiny_export, "The capital of France is")
-    result = json.loads(asyncio.run(sample_next(tiny_model, prompt, kind, 10_000, 7)))
+    tokenizer = NativeTokenizer(tiny_export)
+    request = {"text": "The capital of France is", "draft": kind, "draws": 10_000, "seed": 7}
+    result = json.loads(asyncio.run(sample_next(tiny_model, tokenizer, request)))
     assert len(result["ids"]) == tiny_model.facts.top_k and len(result["p"]) == len(result["ids"]) + 1
+    assert result["labels"] == {str(t): tokenizer.decode([t]) for t in result["ids"]}
     assert sum(result["counts"]) == 10_000 and result["draft"] == kind
     # 10,000 draws: each frequency is within 0.02 of p (over four standard deviations at worst).
     assert result["frequencies"] == pytest.approx(result["p"], abs=0.02)
 
 
-def test_a_bad_request_is_refused_in_words(tiny_model):
-    assert "choose a draft" in json.loads(asyncio.run(sample_next(tiny_model, [1, 2], "perfect", 100, 0)))["error"]["message"]
-    assert "empty" in json.loads(asyncio.run(sample_next(tiny_model, [], "uniform", 100, 0)))["error"]["message"]
+def test_a_bad_request_is_refused_in_words(tiny_model, tiny_export):
+    def refusal(text: str, kind: str) -> str:
+        request = {"text": text, "draft": kind, "draws": 100, "seed": 0}
+        return json.loads(asyncio.run(sample_next(tiny_model, NativeTokenizer(tiny_export), request)))["error"]["message"]
+
+    assert "choose a draft" in refusal("one two", "perfect")
+    assert "empty" in refusal("", "uniform")

@@ -1,7 +1,7 @@
 """Every request the page can send is bounded before its first pass, and refused in plain words over a limit.
 
-The browser's entry points (``backends/browser.py``) run here natively, over a
-counting model: a pure-Python stand-in behind the seam whose next token is a
+The panels' entry points (``panels.py``) run here natively, over a byte
+tokenizer (one id per UTF-8 byte) and a counting model: a pure-Python stand-in behind the seam whose next token is a
 fixed function of the text, and which records how many tokens each pass read.
 It keeps the maximal requests cheap (a real 1,280-token pass writes 780 MB of
 logits) while drafted == greedy still has to hold on it.
@@ -12,11 +12,11 @@ import json
 
 import pytest
 
-from onepass.backends.browser import generate, predict, verify_guess
 from onepass.drafted import drafted
 from onepass.editable import check_draft, compile_proposer
 from onepass.greedy import greedy
-from onepass.limits import MAX_NEW_TOKENS, MAX_PASS_TOKENS, MAX_PROMPT_TOKENS, check_max_new
+from onepass.limits import MAX_CHARACTERS, MAX_NEW_TOKENS, MAX_PASS_TOKENS, MAX_PROMPT_TOKENS, check_max_new
+from onepass.panels import generate, predict, tokens, verify
 from onepass.seam import Facts, Pass
 
 VOCAB = 1000
@@ -48,6 +48,24 @@ class CountingSession:
 
     def rollback(self, length):
         self.length = min(length, self.length)
+
+
+class ByteTokenizer:
+    """One id per UTF-8 byte, so a test writes the ids it needs as text; counts the texts it was given."""
+
+    def __init__(self):
+        self.encoded = 0
+
+    def encode(self, text: str) -> list[int]:
+        self.encoded += 1
+        return list(text.encode())
+
+    def decode(self, ids: list[int]) -> str:
+        return b"".join(bytes([i]) if i < 256 else f"<{i}>".encode() for i in ids).decode(errors="replace")
+
+
+def text(ids: list[int]) -> str:
+    return bytes(ids).decode()
 
 
 def run(coroutine) -> dict:
@@ -98,8 +116,9 @@ def test_whole_floats_from_javascript_are_accepted():
 def test_generate_refuses_a_request_over_a_limit_in_plain_words(request_, message):
     args = {"prompt": [1, 2, 3], "mode": "greedy", "max_new": 4, "proposer": "", **request_}
     model, started = CountingModel(), []
-    answer = run(generate(model, args["prompt"], args["mode"], True, args["max_new"], lambda row: None,
-                          proposer=args["proposer"], on_start=started.append))
+    request = {"text": text(args["prompt"]), "mode": args["mode"], "kvCache": True, "maxNew": args["max_new"],
+               "proposer": args["proposer"]}
+    answer = run(generate(model, ByteTokenizer(), request, lambda row: None, started.append))
     assert message in answer["error"]["message"]
     assert answer["error"]["code"] == ("proposer" if args["mode"] == "custom" else "input")
     assert model.widths == []  # refused before the first pass
@@ -107,23 +126,47 @@ def test_generate_refuses_a_request_over_a_limit_in_plain_words(request_, messag
     assert started == ([3] if args["mode"] == "custom" else [])
 
 
+def checked(model, prompt: list[int], guess: list[int]) -> dict:
+    return run(verify(model, ByteTokenizer(), {"text": text(prompt), "guess": text(guess), "kvCache": True}))
+
+
 def test_a_guess_is_checked_with_its_text_in_one_pass_up_to_the_limit():
     model = CountingModel()
-    fits = run(verify_guess(model, [1] * MAX_PROMPT_TOKENS, [2] * (MAX_PASS_TOKENS - MAX_PROMPT_TOKENS), True))
-    assert len(fits["draft"]) == MAX_PASS_TOKENS - MAX_PROMPT_TOKENS and model.widths == [MAX_PASS_TOKENS]
+    fits = checked(model, [1] * MAX_PROMPT_TOKENS, [2] * (MAX_PASS_TOKENS - MAX_PROMPT_TOKENS))
+    assert len(fits["pass"]["draft"]) == MAX_PASS_TOKENS - MAX_PROMPT_TOKENS and model.widths == [MAX_PASS_TOKENS]
     model.widths.clear()
     for prompt, guess, message in [([1, 2], [2] * 5000, "the text and the guess are 5002 tokens together; one pass "
                                                         "here reads up to 1280"),
                                    ([1, 2], [], "the guess is empty"),
                                    ([], [3], "the text is empty")]:
-        assert message in run(verify_guess(model, prompt, guess, True))["error"]["message"]
+        assert message in checked(model, prompt, guess)["error"]["message"]
     assert model.widths == []
 
 
 def test_predict_refuses_an_empty_or_long_text():
     model = CountingModel()
-    assert "empty" in run(predict(model, []))["error"]["message"]
-    assert "1024" in run(predict(model, [1] * 2000))["error"]["message"]
+    assert "empty" in run(predict(model, ByteTokenizer(), {"text": ""}))["error"]["message"]
+    assert "1024" in run(predict(model, ByteTokenizer(), {"text": text([1] * 2000)}))["error"]["message"]
     started = []
-    assert len(run(predict(model, [1] * MAX_PROMPT_TOKENS, started.append))["ids"]) == MAX_PROMPT_TOKENS
+    assert len(run(predict(model, ByteTokenizer(), {"text": text([1] * MAX_PROMPT_TOKENS)}, started.append))["ids"]) \
+        == MAX_PROMPT_TOKENS
     assert started == [MAX_PROMPT_TOKENS]
+
+
+@pytest.mark.parametrize("field, what", [("text", "text"), ("guess", "guess"), ("proposer", "proposer")])
+def test_a_text_over_the_character_limit_is_refused_by_its_length_before_it_is_tokenized(field, what):
+    model, tokenizer = CountingModel(), ByteTokenizer()
+    request = {"text": "one two", "mode": "custom", "kvCache": True, "maxNew": 4, field: "x" * (MAX_CHARACTERS + 1)}
+    answer = run(generate(model, tokenizer, request, lambda row: None))["error"]
+    assert answer == {"code": "input", "message": f"the {what} is {MAX_CHARACTERS + 1:,} characters long; this page "
+                                                  f"accepts up to {MAX_CHARACTERS:,}, so shorten it"}
+    assert tokenizer.encoded == (0 if field == "text" else 1) + (field == "proposer") and model.widths == []
+
+
+def test_a_text_must_be_text_and_step_3_measures_checked_ids():
+    model, tokenizer = CountingModel(), ByteTokenizer()
+    request = {"text": "one two", "mode": "custom", "kvCache": True, "maxNew": 4, "proposer": 1}
+    assert run(generate(model, tokenizer, request, print))["error"]["message"] == "the proposer must be Python source text"
+    assert run(verify(model, tokenizer, {"text": 12, "guess": "x"}))["error"]["message"] == "the text must be text"
+    assert json.loads(tokens(tokenizer, "x" * (MAX_CHARACTERS + 1)))["error"]["code"] == "input"
+    assert json.loads(tokens(tokenizer, "ab")) == {"ids": [97, 98]}

@@ -11,9 +11,12 @@ One module per idea of the lesson:
     verification.py  check a proposal in one pass (step 4)
     lookup.py        prompt lookup, a nearly free draft (step 5)
     drafted.py       generation with any proposer; the text equals greedy's
+    proposers.py     the other proposers, and the one registry of them all by name
     sampling.py      the rule that keeps sampled output exact (step 6)
     speedup.py       expected tokens per pass and speed-up (steps 6-7)
     estimate.py      the alpha and c of a drafted run, as the speed-up formula sees them (step 6)
 
-and, for the browser, ``limits.py``: how much one request may ask for.
+and, for the pages, ``panels.py``: each panel's defaults, and what its request
+gives back (run natively by the build's traces, and in the browser's worker),
+with ``limits.py``: how much one request may ask for.
 """

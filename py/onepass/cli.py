@@ -20,8 +20,7 @@ from .drafted import drafted
 from .examples import EXAMPLES, recorded
 from .exactness import PROPOSERS, compare, summarize
 from .greedy import greedy
-from .lookup import prompt_lookup
-from .proposers import fixed_guess
+from .proposers import Context, proposer
 from .trace import Run
 
 USAGE_ERROR = 2
@@ -112,7 +111,8 @@ def run_command(args) -> int:
     if args.mode == "greedy":
         run = asyncio.run(greedy(model, prompt, max_new, kv_cache=kv_cache))
     else:
-        propose = prompt_lookup if args.mode == "lookup" else fixed_guess(len(prompt), tokenizer.encode(args.guess))
+        propose = proposer(args.mode, Context(prompt=prompt, vocab_size=model.facts.vocab_size,
+                                              guess=tokenizer.encode(args.guess or "")))
         run = asyncio.run(drafted(model, prompt, propose, max_new, kv_cache=kv_cache, mode=args.mode))
     if args.json:
         print(json.dumps({"model": model.facts.name, "text": args.text, "generated": tokenizer.decode(run.tokens),

@@ -12,13 +12,11 @@ from dataclasses import dataclass
 
 from .drafted import Proposer, drafted
 from .greedy import greedy
-from .lookup import prompt_lookup
-from .proposers import fixed_guess, from_answer, random_draft
+from .proposers import Context, proposer
 from .seam import Model
 from .trace import Run
 
-PROPOSERS = ("lookup", "guess", "wrong", "random", "noisy", "perfect")
-NOISY_ERROR_RATE = 0.25  # high enough that most drafts break somewhere, low enough that some survive whole
+PROPOSERS = ("lookup", "guess", "wrong", "random", "noisy", "perfect")  # the registry's, less the reader's own
 
 
 @dataclass(frozen=True)
@@ -32,21 +30,11 @@ class Outcome:
     tokens: int
 
 
-def proposer(name: str, prompt: list[int], reference: Run, model: Model, rng: random.Random) -> Proposer:
-    answer = prompt + reference.tokens
-    if name == "lookup":
-        return prompt_lookup
-    if name == "guess":
-        return fixed_guess(len(prompt), wrong_halfway(reference.tokens, model.facts.vocab_size))
-    if name == "wrong":
-        return from_answer(answer, model.facts.vocab_size, 1.0, rng)
-    if name == "random":
-        return random_draft(rng)
-    if name == "noisy":
-        return from_answer(answer, model.facts.vocab_size, NOISY_ERROR_RATE, rng)
-    if name == "perfect":
-        return from_answer(answer, model.facts.vocab_size, 0.0, rng)
-    raise ValueError(f"unknown proposer {name!r}; choose from {', '.join(PROPOSERS)}")
+def knowing(name: str, prompt: list[int], reference: Run, model: Model, rng: random.Random) -> Proposer:
+    """Proposer ``name``, given the answer: the guess goes wrong halfway, the drafts copy (or spoil) the reference."""
+    vocab = model.facts.vocab_size
+    return proposer(name, Context(prompt=prompt, vocab_size=vocab, rng=rng, answer=prompt + reference.tokens,
+                                  guess=wrong_halfway(reference.tokens, vocab)))
 
 
 def wrong_halfway(tokens: list[int], vocab_size: int) -> list[int]:
@@ -73,7 +61,7 @@ async def compare(model: Model, index: int, prompt: list[int], max_new: int, mod
         else:
             # Seeded per prompt and proposer, not per cache mode, so both cache modes see the same drafts.
             rng = random.Random(f"{seed}/{index}/{name}")
-            run = await drafted(model, prompt, proposer(name, prompt, reference, model, rng), max_new,
+            run = await drafted(model, prompt, knowing(name, prompt, reference, model, rng), max_new,
                                 kv_cache=kv_cache, mode=name)
         difference = first_difference(reference.tokens, run.tokens)
         outcomes.append(Outcome(prompt=index, mode=name, kv_cache=kv_cache, identical=difference is None,

@@ -35,6 +35,16 @@ def check_prompt(prompt: list[int]) -> None:
                          "so shorten it")
 
 
+def check_characters(text, what: str = "text", kind: str = "text") -> str:
+    """``text`` if it is a string of at most ``MAX_CHARACTERS``: checked by its length, before it is tokenized."""
+    if not isinstance(text, str):
+        raise InputError(f"the {what} must be {kind}")
+    if len(text) > MAX_CHARACTERS:
+        raise InputError(f"the {what} is {len(text):,} characters long; this page accepts up to {MAX_CHARACTERS:,}, "
+                         "so shorten it")
+    return text
+
+
 def check_max_new(max_new) -> int:
     return whole_number(max_new, 1, MAX_NEW_TOKENS, "the number of new tokens")
 
@@ -63,6 +73,6 @@ def whole_number(value, low: int, high: int, what: str) -> int:
 
 
 def as_dict() -> dict:
-    """The limits, for the worker (characters, before tokenizing) and the pages."""
+    """The limits, for the worker (a pass's size, in step 3's measurement) and the pages."""
     return {"prompt_tokens": MAX_PROMPT_TOKENS, "new_tokens": MAX_NEW_TOKENS, "pass_tokens": MAX_PASS_TOKENS,
             "characters": MAX_CHARACTERS, "draws": MAX_DRAWS}

@@ -1,15 +1,22 @@
-"""Proposers other than prompt lookup: the reader's guess, random drafts, and drafts that know the answer.
+"""Proposers other than prompt lookup, and the one registry of every proposer by name.
 
 A proposer maps the text so far to the tokens it guesses come next (``[]``
 for no guess). Verification makes every one of them safe, including a random
 or a deliberately wrong one; they differ only in how many passes they save.
+``proposer(name, Context(...))`` builds one by name, for the panels (``panels.py``),
+the exactness check (``exactness.py``) and the command line (``cli.py``) alike.
 """
 
 import random
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from .drafted import Proposer
-from .lookup import MAX_DRAFT
+from .editable import compile_proposer
+from .lookup import MAX_DRAFT, copied, lookup_match, prompt_lookup
+
+NOISY_ERROR_RATE = 0.25  # high enough that most drafts break somewhere, low enough that some survive whole
 
 
 def fixed_guess(prompt_length: int, guess: list[int]) -> Proposer:
@@ -65,3 +72,49 @@ class Timed:
             return self.propose(text)
         finally:
             self.seconds += time.perf_counter() - began
+
+
+def showing_matches(on_match: Callable[[dict | None], None]) -> Proposer:
+    """Prompt lookup that also tells ``on_match`` where it copied from (``{n, at, ngram}``, or None), for the page."""
+
+    def propose(text: list[int]) -> list[int]:
+        found = lookup_match(text)
+        if found is None:
+            on_match(None)
+        else:
+            n, start = found
+            on_match({"n": n, "at": start, "ngram": text[start:start + n]})
+        return copied(text, found)
+
+    return propose
+
+
+@dataclass
+class Context:
+    """What a proposer may be built from; each uses only its own part."""
+
+    prompt: list[int]
+    vocab_size: int
+    rng: random.Random = field(default_factory=random.Random)
+    guess: list[int] = field(default_factory=list)  # the reader's guess of the continuation
+    answer: list[int] = field(default_factory=list)  # prompt + a known continuation (the exactness check's reference)
+    source: str = ""  # the reader's proposer, as Python source
+    on_match: Callable[[dict | None], None] | None = None  # hears prompt lookup's match, pass by pass
+
+
+PROPOSERS: dict[str, Callable[[Context], Proposer]] = {
+    "lookup": lambda c: prompt_lookup if c.on_match is None else showing_matches(c.on_match),
+    "guess": lambda c: fixed_guess(len(c.prompt), c.guess),
+    "random": lambda c: random_draft(c.rng),
+    "custom": lambda c: compile_proposer(c.source, c.vocab_size),
+    "wrong": lambda c: from_answer(c.answer, c.vocab_size, 1.0, c.rng),
+    "noisy": lambda c: from_answer(c.answer, c.vocab_size, NOISY_ERROR_RATE, c.rng),
+    "perfect": lambda c: from_answer(c.answer, c.vocab_size, 0.0, c.rng),
+}
+
+
+def proposer(name: str, context: Context) -> Proposer:
+    """The proposer called ``name``, built from ``context``; a ValueError names the known ones."""
+    if name not in PROPOSERS:
+        raise ValueError(f"unknown proposer {name!r}; choose from {', '.join(PROPOSERS)}")
+    return PROPOSERS[name](context)

@@ -6,11 +6,12 @@
  */
 import { runtime } from '../runtime/client.js';
 import { cachedOr } from './cache.js';
+import { DEFAULTS } from './defaults.js';
 import { button, el, visible } from './dom.js';
 import { modelStatus, traces } from './model.js';
 import { runningClock, TRACE_NOTE } from './runs.js';
 
-export const DEFAULT_TEXT = 'The capital of France is Paris. The capital of Germany is Berlin.';
+export const DEFAULT_TEXT = DEFAULTS['all-at-once'].text;
 const SIZES = [5, 30];
 const RUNS = 5; // the median of a few runs each: a single pass time is noisy in a browser tab
 const SHOWN = 3; // predictions listed per position

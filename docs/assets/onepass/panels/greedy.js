@@ -1,8 +1,9 @@
 /** Step 2, "One at a time": greedy generation on the reader's text, each pass drawn as it happens. */
+import { DEFAULTS } from './defaults.js';
 import { runFrame } from './runs.js';
 
-export const DEFAULT_TEXT = 'The capital of France is Paris. The capital of Germany is';
-export const MAX_NEW = 16; // enough to watch the loop; each token costs a pass
+export const DEFAULT_TEXT = DEFAULTS.greedy.text;
+export const MAX_NEW = DEFAULTS.greedy.maxNew;
 
 export function mountGreedy(root) {
   const frame = runFrame(root, { panel: 'greedy', text: DEFAULT_TEXT });

@@ -5,23 +5,24 @@
  */
 import { runtime } from '../runtime/client.js';
 import { cachedOr } from './cache.js';
+import { DEFAULTS } from './defaults.js';
 import { button, el, ms, visible } from './dom.js';
 import { modelStatus, recordLastPass, traces } from './model.js';
 import { legend, passTokens } from './passview.js';
 import { runningClock, TRACE_NOTE } from './runs.js';
 
-export const DEFAULT_PROMPT = 'The capital of France is Paris. The capital of Germany is';
+export const DEFAULT_PROMPT = DEFAULTS.guess.text;
 const TRIES = {
   early: { label: 'Fails early', guess: ' Munich, the largest city of Bavaria' },
   right: { label: 'Right throughout', guess: null }, // the model's own continuation, computed
   spacing: { label: 'Wrong spacing', guess: 'Berlin.' }, // no leading space: a different token from " Berlin"
 };
-const CONTINUATION_TOKENS = 6;
+const CONTINUATION_TOKENS = DEFAULTS.guess.continuationTokens;
 
 export function mountGuess(root) {
   const rt = runtime();
   const prompt = el('textarea', { className: 'onepass-text', rows: 2, value: DEFAULT_PROMPT, ariaLabel: 'Text' });
-  const guess = el('input', { className: 'onepass-guess', type: 'text', value: ' Berlin.', ariaLabel: 'Your guess' });
+  const guess = el('input', { className: 'onepass-guess', type: 'text', value: DEFAULTS.guess.guess, ariaLabel: 'Your guess' });
   const kv = el('input', { type: 'checkbox', className: 'onepass-kv', checked: true });
   const check = button('Check my guess', 'onepass-run', true);
   const tries = Object.entries(TRIES).map(([key, t]) => button(t.label, `onepass-try onepass-try--${key}`));

@@ -5,15 +5,15 @@
  * proposer itself, as editable Python run inside Pyodide (a loop that never ends is stopped by Cancel through
  * Pyodide's interrupt buffer when the page is cross-origin isolated).
  */
+import { DEFAULTS } from './defaults.js';
 import { button, el, ms } from './dom.js';
 import { recordMeasured } from './model.js';
 import { quietRun, runFrame } from './runs.js';
 
-const OWN_MAX_NEW = 48; // the reader's text: long enough to see copies pay off
+const { examples, proposer: defaultSource } = DEFAULTS.lookup;
 
 export function mountLookup(root) {
-  const frame = runFrame(root, { panel: 'lookup', text: 'The cat sat on the mat. The dog sat on the rug. The cat sat on the', rows: 3 });
-  const { rt, model } = frame;
+  const frame = runFrame(root, { panel: 'lookup', text: DEFAULTS.lookup.text, rows: 3 });
   const about = el('p', { className: 'onepass-example-point' });
   const shownPrompt = el('pre', { className: 'onepass-example-prompt' });
   const chooser = el('div', { className: 'onepass-controls onepass-examples' });
@@ -30,9 +30,7 @@ export function mountLookup(root) {
   frame.extra.append(chooser, about, shownPrompt);
   root.append(compare, beyond);
 
-  let examples = [];
   let chosen = null; // the example picked, or null for the reader's own text
-  let defaultSource = '';
 
   function choose(example) {
     chosen = example;
@@ -45,7 +43,7 @@ export function mountLookup(root) {
 
   function request(mode) {
     const text = chosen ? chosen.prompt : frame.input.value;
-    const maxNew = chosen ? chosen.max_new : OWN_MAX_NEW;
+    const maxNew = chosen ? chosen.max_new : DEFAULTS.lookup.maxNew;
     return { text, mode, kvCache: frame.kv.checked, maxNew, ...(mode === 'custom' ? { proposer: editor.value } : {}) };
   }
 
@@ -91,15 +89,11 @@ export function mountLookup(root) {
   runMine.addEventListener('click', () => runAndCompare('custom'));
   resetEditor.addEventListener('click', () => { editor.value = defaultSource; });
 
-  rt.python().then((setup) => {
-    examples = setup.examples;
-    defaultSource = setup.default_proposer;
-    editor.value = defaultSource;
-    chooser.append(...examples.map((e) => Object.assign(button(e.title, 'onepass-example'), { onclick: () => choose(e) })),
-      Object.assign(button('Your text', 'onepass-example'), { onclick: () => choose(null) }));
-    examples.forEach((e, i) => { chooser.children[i].dataset.key = e.key; });
-    chooser.lastChild.dataset.key = 'own';
-    choose(examples[0]);
-    return frame.showTrace('lookup');
-  }).catch((err) => model.say(`Python could not start: ${err.message}`));
+  editor.value = defaultSource;
+  chooser.append(...examples.map((e) => Object.assign(button(e.title, 'onepass-example'), { onclick: () => choose(e) })),
+    Object.assign(button('Your text', 'onepass-example'), { onclick: () => choose(null) }));
+  examples.forEach((e, i) => { chooser.children[i].dataset.key = e.key; });
+  chooser.lastChild.dataset.key = 'own';
+  choose(examples[0]);
+  frame.showTrace('lookup');
 }

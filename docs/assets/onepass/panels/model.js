@@ -6,7 +6,6 @@
 import { runtime } from '../runtime/client.js';
 import { readManifest } from '../runtime/loader.js';
 import { el, button, formatBytes, median } from './dom.js';
-import { modelIdentity } from '../runtime/identity.js';
 import { KEYS, PROGRESS_EVENT, SITE_ROOT, forget, read, write } from '../store.js';
 import { fit, measured } from '../estimate.js';
 
@@ -26,7 +25,7 @@ export function siteManifest() {
 /** The precomputed traces of this model (hooks/traces.py), or {} when there are none or they are stale. */
 export function traces() {
   tracesPromise ??= Promise.all([siteManifest().catch(() => null), fetch(new URL('model/traces.json', SITE_ROOT)).then((r) => (r.ok ? r.json() : null), () => null)])
-    .then(([manifest, data]) => (manifest && data && data.identity === modelIdentity(manifest) ? data.traces : {}));
+    .then(([manifest, data]) => (manifest && data && data.identity === manifest.identity ? data.traces : {}));
   return tracesPromise;
 }
 
@@ -54,7 +53,7 @@ export function downloadButton(bytes) {
 
 export async function identity() {
   const manifest = await siteManifest();
-  return manifest ? modelIdentity(manifest) : 'no-model';
+  return manifest ? manifest.identity : 'no-model';
 }
 
 /**

@@ -1,6 +1,10 @@
 /**
  * The one worker that owns Pyodide, the tokenizer and the ONNX session.
  *
+ * What a panel's request gives (generate, verify, predict, sample, sampleNext) is decided in Python,
+ * py/onepass/panels.py: this hands it the request, the model and the tokenizer, posts its pass events and returns
+ * its result, unchanged.
+ *
  * Messages in:  {id, type: 'load', threads?} | {type: 'ping'} (answered with {type: 'pong'} whenever the worker is free)
  *               | {id, type: 'hold', lock} (hold a Web Lock for the worker's life: the page hears of its end)
  *               | {id, type: 'generate', text, mode, kvCache, maxNew, guess?, seed?, proposer?}
@@ -17,7 +21,7 @@
  *               | {id, type: 'pass', pass, text, labels, sent} | {id, type: 'done', result}
  *               | {id, type: 'error', error: {code, message, retryable, detail?}} | {type: 'pong'}
  * One generation runs at a time; a second one is refused (code 'busy'), never interleaved. Every request is
- * checked against Python's limits (py/onepass/limits.py) before its first pass. An error's message is plain
+ * checked against Python's limits (py/onepass/limits.py) before its first pass, a text by its length first. An error's message is plain
  * words for the reader; the raw text (a Python traceback, onnxruntime's own words) is its `detail`, and the console's.
  * A generated pass carries `timing` (seconds: model, kv, bridge, python) and its message `sent`, the moment it was
  * posted on the clock page and worker share (performance.timeOrigin + performance.now(), in ms).
@@ -30,7 +34,6 @@ import { OnnxBridge } from './bridge.js';
 import { ByteDecoder } from './decoder.js';
 import { passTimes, positionIndependence, SESSION_OPTIONS, timePasses } from './harness.js';
 import { loadModel } from './loader.js';
-import { modelIdentity } from './identity.js';
 
 const SITE = new URL('../../../', import.meta.url);
 const VENDOR = new URL('vendor/', SITE);
@@ -122,13 +125,18 @@ async function load(id, threads) {
   timings.pyodide_wait = (performance.now() - waited) / 1000;
   const bridge = new OnnxBridge(ort, onnx, model.manifest);
   const browser = pyodide.pyimport('onepass.backends.browser');
-  // The bridge goes to Python as a plain JS object: the algorithms never import `js` or a JS module.
+  const panels = pyodide.pyimport('onepass.panels');
+  // The bridge and the tokenizer go to Python as plain JS objects: the algorithms never import `js` or a JS module.
   const backend = browser.BrowserModel(bridge.module(), JSON.stringify(model.manifest));
-  const limits = JSON.parse(browser.limits());
+  const pyTokenizer = browser.BrowserTokenizer({
+    encode: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids,
+    decode: (ids) => decoder.decode(ids.toJs()),
+  });
+  const limits = JSON.parse(panels.limits());
   timings.total = since();
   const info = {
     model: model.manifest.model.name,
-    identity: modelIdentity(model.manifest),
+    identity: model.manifest.identity,
     bytes: model.manifest.files.reduce((sum, f) => sum + f.size, 0),
     quantisation: model.manifest.quantisation.name,
     threads: ort.env.wasm.numThreads,
@@ -137,7 +145,7 @@ async function load(id, threads) {
     limits,
     timings,
   };
-  return { browser, backend, bridge, tokenizer, decoder, limits, info };
+  return { pyodide, browser, panels, backend, bridge, tokenizer, decoder, pyTokenizer, limits, info };
 }
 
 function ensureLoaded(id, threads) {
@@ -152,16 +160,6 @@ function inputError(message) {
   return Object.assign(new Error(message), { code: 'input', retryable: true });
 }
 
-/** `text`'s ids; a text far over the token limit is refused by its length before the tokenizer spends seconds on it. */
-function encode(rt, text, what = 'text') {
-  if (typeof text !== 'string') throw inputError(`the ${what} must be text`);
-  const most = rt.limits.characters;
-  if (text.length > most) {
-    throw inputError(`the ${what} is ${text.length.toLocaleString('en')} characters long; this page accepts up to ${most.toLocaleString('en')}, so shorten it`);
-  }
-  return rt.tokenizer.encode(text, { add_special_tokens: false }).ids;
-}
-
 /** Python's JSON answer, or its refusal (a limit, the reader's proposer) as an error whose message is for the reader. */
 function answer(json) {
   const result = JSON.parse(json);
@@ -172,86 +170,36 @@ function answer(json) {
 /** What Python calls once it has accepted a request: the page's clock starts with the first pass. */
 const started = (id) => (tokens) => post({ id, type: 'started', tokens });
 
-/** Each id's own text, for drawing tokens one by one (a piece of a split character shows as U+FFFD). */
-function labels(rt, ids) {
-  return Object.fromEntries([...new Set(ids)].map((token) => [token, rt.decoder.decode([token])]));
-}
-
-function passLabels(rt, pass) {
-  return labels(rt, [...pass.draft, ...pass.predicted, ...pass.added, ...(pass.match?.ngram ?? [])]);
-}
-
-async function generate(id, { text, mode, kvCache, maxNew, guess = '', seed = 0, proposer = '' }) {
-  const rt = await ensureLoaded(id);
-  const prompt = encode(rt, text);
-  const guessed = encode(rt, guess, 'guess');
-  if (typeof proposer !== 'string') throw inputError('the proposer must be Python source text');
-  if (proposer.length > rt.limits.characters) {
-    throw inputError(`the proposer is ${proposer.length.toLocaleString('en')} characters long; this page accepts up to ${rt.limits.characters.toLocaleString('en')}`);
-  }
-  const stream = rt.decoder.stream();
+/**
+ * A panel request, decided in Python (py/onepass/panels.py): the request as a Python dict, the model, the tokenizer,
+ * and `more` (the pass events' callback); its answer, or its refusal thrown.
+ */
+async function panel(rt, name, id, message, ...more) {
+  const request = rt.pyodide.toPy(message);
   rt.bridge.cancelled = false;
+  try {
+    return answer(await rt.panels[name](rt.backend, rt.pyTokenizer, request, ...more, started(id)));
+  } finally {
+    request.destroy();
+    rt.bridge.closeAll();
+  }
+}
+
+async function generate(id, message) {
+  const rt = await ensureLoaded(id);
   const onPass = (json) => {
     const began = performance.now();
-    const pass = JSON.parse(json);
-    const message = { id, type: 'pass', pass, text: stream.push(pass.added), labels: passLabels(rt, pass) };
-    pass.timing.bridge += (performance.now() - began) / 1000; // handing the pass on: decoding, labels
-    post({ ...message, sent: performance.timeOrigin + performance.now() });
+    const event = JSON.parse(json);
+    event.pass.timing.bridge += (performance.now() - began) / 1000; // handing the pass on: reading it
+    post({ id, type: 'pass', ...event, sent: performance.timeOrigin + performance.now() });
   };
-  try {
-    const run = answer(await rt.browser.generate(rt.backend, prompt, mode, Boolean(kvCache), maxNew, onPass,
-      guessed, Number(seed) || 0, proposer, started(id)));
-    const ids = [...run.prompt, ...run.tokens, ...run.passes.flatMap((p) => [...p.draft, ...p.predicted, ...(p.match?.ngram ?? [])])];
-    return { ...run, text: rt.decoder.decode(run.tokens), promptText: text, labels: labels(rt, ids) };
-  } finally {
-    rt.bridge.closeAll();
-  }
-}
-
-/** Step 4: one pass checks the reader's guess after the text. */
-async function verify(id, { text, guess, kvCache }) {
-  const rt = await ensureLoaded(id);
-  const prompt = encode(rt, text);
-  const draft = encode(rt, guess, 'guess');
-  rt.bridge.cancelled = false;
-  try {
-    const pass = answer(await rt.browser.verify_guess(rt.backend, prompt, draft, Boolean(kvCache), started(id)));
-    return { pass, prompt, labels: passLabels(rt, pass), text: rt.decoder.decode(pass.added) };
-  } finally {
-    rt.bridge.closeAll();
-  }
-}
-
-/** Step 3: one pass over the text; its tokens and, under each, the model's top predictions. */
-async function predict(id, { text }) {
-  const rt = await ensureLoaded(id);
-  const ids = encode(rt, text);
-  rt.bridge.cancelled = false;
-  try {
-    const result = answer(await rt.browser.predict(rt.backend, ids, started(id)));
-    return { ...result, labels: labels(rt, [...ids, ...result.topk_ids.flat()]) };
-  } finally {
-    rt.bridge.closeAll();
-  }
-}
-
-/** Step 6 on the live model: p after the text (its top k and "other"), a draft q of the kind asked for, the draws. */
-async function sampleNext(id, { text, draft, draws, seed }) {
-  const rt = await ensureLoaded(id);
-  const ids = encode(rt, text);
-  rt.bridge.cancelled = false;
-  try {
-    const result = answer(await rt.browser.sample_next(rt.backend, ids, String(draft), draws, Number(seed) || 0, started(id)));
-    return { ...result, labels: labels(rt, result.ids) };
-  } finally {
-    rt.bridge.closeAll();
-  }
+  return panel(rt, 'generate', id, message, onPass);
 }
 
 /** Step 3's measurement: median ms of one pass (fresh, KV cache on) over the text's first n tokens, per size. */
 async function measure(id, { text, sizes, runs = 5 }) {
   const rt = await ensureLoaded(id);
-  let ids = encode(rt, text);
+  let { ids } = answer(rt.panels.tokens(rt.pyTokenizer, text));
   if (!ids.length) throw inputError('the text is empty: type a few words to measure a pass over them');
   const most = rt.limits.prompt_tokens;
   const whole = (n, top) => Number.isInteger(n) && n >= 1 && n <= top;
@@ -306,18 +254,23 @@ const HANDLERS = {
     return { pieces: ids.map((token) => stream.push([token])).concat([stream.end()]), text: rt.decoder.decode(ids) };
   },
   generate: (id, message) => exclusive(() => generate(id, message)),
-  predict: (id, message) => exclusive(() => predict(id, message)),
-  verify: (id, message) => exclusive(() => verify(id, message)),
+  predict: (id, message) => exclusive(async () => panel(await ensureLoaded(id), 'predict', id, message)),
+  verify: (id, message) => exclusive(async () => panel(await ensureLoaded(id), 'verify', id, message)),
   measure: (id, message) => exclusive(() => measure(id, message)),
-  sampleNext: (id, message) => exclusive(() => sampleNext(id, message)),
+  sampleNext: (id, message) => exclusive(async () => panel(await ensureLoaded(id), 'sample_next', id, message)),
   python: async () => {
     const { pyodide } = await ensurePython();
-    return JSON.parse(pyodide.pyimport('onepass.backends.browser').lookup_setup());
+    return JSON.parse(pyodide.pyimport('onepass.panels').lookup_setup());
   },
-  sample: async (id, { p, q, draws, seed }) => {
+  sample: async (id, message) => {
     const { pyodide } = await ensurePython();
     if (interrupt && !busy) interrupt[0] = 0;
-    return answer(pyodide.pyimport('onepass.backends.browser').sample(p, q, draws, Number(seed) || 0));
+    const request = pyodide.toPy(message);
+    try {
+      return answer(pyodide.pyimport('onepass.panels').sample(request));
+    } finally {
+      request.destroy();
+    }
   },
   hold: async (id, { lock }) => {
     // The lock is released only when this worker ends, however it ends (self.close() fires no error event).

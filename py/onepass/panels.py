@@ -1,0 +1,301 @@
+"""The panel contract: what each model panel of the lesson asks for and what it gets back, written once.
+
+The pages' panels (``docs/assets/onepass/panels/``) send the worker the reader's
+request; the worker hands it here, with the model behind the seam and a
+tokenizer (anything with ``encode(text) -> ids`` and ``decode(ids) -> str``),
+posts each pass event, and returns the result to the page. The build's traces
+(``hooks/traces.py``) call the same functions natively, so a recorded run and a
+live one are made by the same code. Here, once:
+
+- ``DEFAULTS``: each panel's starting text and settings, and step 5's examples
+  and editable proposer (the build writes them into the site as a JavaScript
+  module, ``hooks/panels.py``);
+- token labels (each id's own text) and streamed text (whole characters only);
+- the entry points, one per worker request: ``generate``, ``verify``,
+  ``predict``, ``sample``, ``sample_next`` (and ``tokens`` for step 3's
+  measurement). Each takes the reader's text as text, refuses it over a limit
+  (``limits.py``: by its length before tokenizing, then by its tokens), runs the
+  algorithm, and returns JSON: the result, or ``{"error": {code, message}}``
+  when the request is refused.
+"""
+
+import functools
+import inspect
+import json
+import random
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Protocol
+
+from .all_at_once import all_at_once
+from .chisquare import chi_square
+from .drafted import drafted
+from .drafts import DRAFTS, draft, target
+from .editable import DEFAULT_SOURCE, ProposerError
+from .examples import EXAMPLES
+from .greedy import greedy
+from .limits import InputError, as_dict, check_characters, check_draws, check_guess, check_max_new, check_prompt
+from .lookup import MAX_DRAFT
+from .proposers import Context, Timed, proposer
+from .sampling import tally
+from .trace import PassRecord, Run
+from .verification import check
+
+CAPITALS = "The capital of France is Paris. The capital of Germany is"
+DEFAULTS = {
+    "greedy": {"text": CAPITALS, "maxNew": 16},  # enough to watch the loop; each token costs a pass
+    "all-at-once": {"text": CAPITALS + " Berlin."},
+    # "Right throughout" guesses the model's own next tokens: this many, computed.
+    "guess": {"text": CAPITALS, "guess": " Berlin.", "continuationTokens": 6},
+    "lookup": {
+        # The reader's own text, written long enough to see copies pay off; the examples bring their own.
+        "text": "The cat sat on the mat. The dog sat on the rug. The cat sat on the",
+        "maxNew": 48,
+        "examples": [example.as_dict() for example in EXAMPLES],
+        "proposer": DEFAULT_SOURCE,
+    },
+}
+MODES = ("lookup", "guess", "random", "custom")  # the drafted modes a page may ask for, besides greedy
+REFUSALS = {InputError: "input", ProposerError: "proposer"}
+
+
+class Tokenizer(Protocol):
+    def encode(self, text: str) -> list[int]: ...
+
+    def decode(self, ids: list[int]) -> str: ...
+
+
+def lookup_setup() -> str:
+    """Step 5's setup as JSON: the three examples and the editable proposer's starting source."""
+    return json.dumps({"examples": DEFAULTS["lookup"]["examples"], "default_proposer": DEFAULTS["lookup"]["proposer"]})
+
+
+def limits() -> str:
+    """The request limits as JSON (``limits.py``), for the worker and the pages."""
+    return json.dumps(as_dict())
+
+
+def labels(tokenizer: Tokenizer, ids) -> dict[str, str]:
+    """Each id's own text, for drawing tokens one by one (a piece of a split character shows as U+FFFD)."""
+    return {str(token): tokenizer.decode([token]) for token in sorted(set(ids))}
+
+
+def pass_labels(tokenizer: Tokenizer, row: dict) -> dict[str, str]:
+    return labels(tokenizer, row["draft"] + row["predicted"] + row["added"] + ((row.get("match") or {}).get("ngram") or []))
+
+
+class Stream:
+    """A run's text as it grows: ``push(ids)`` returns the text the new ids complete, whole characters only."""
+
+    def __init__(self, tokenizer: Tokenizer):
+        self.tokenizer = tokenizer
+        self.ids: list[int] = []
+        self.shown = ""
+
+    def push(self, added: list[int]) -> str:
+        self.ids += added
+        # A character split across tokens decodes as U+FFFD until its last byte arrives: hold it back, as the
+        # browser's streaming TextDecoder does.
+        complete = self.tokenizer.decode(self.ids).rstrip("\ufffd")
+        piece, self.shown = complete[len(self.shown):], complete
+        return piece
+
+
+def answers(function):
+    """``function``'s JSON, or ``{"error": {"code", "message"}}`` when it refuses the request.
+
+    A refusal (input over a limit, the reader's proposer failing) is a message
+    for the reader, passed on as it is; anything else raised here is not, and
+    the worker words it.
+    """
+    def refused(err: Exception) -> str:
+        return json.dumps({"error": {"code": REFUSALS[type(err)], "message": str(err)}})
+
+    if inspect.iscoroutinefunction(function):
+        @functools.wraps(function)
+        async def answer(*args, **kwargs) -> str:
+            try:
+                return await function(*args, **kwargs)
+            except tuple(REFUSALS) as err:
+                return refused(err)
+    else:
+        @functools.wraps(function)
+        def answer(*args, **kwargs) -> str:
+            try:
+                return function(*args, **kwargs)
+            except tuple(REFUSALS) as err:
+                return refused(err)
+    return answer
+
+
+def given(request: dict, key: str, default):
+    """``request[key]``, or ``default`` where the page left it out (JavaScript's undefined arrives as None)."""
+    value = request.get(key)
+    return default if value is None else value
+
+
+def encoded(tokenizer: Tokenizer, text, what: str = "text") -> list[int]:
+    """``text``'s ids; a text far over the token limit is refused by its length before the tokenizer spends seconds on it."""
+    return list(tokenizer.encode(check_characters(text, what)))
+
+
+def seed_of(value) -> int | float:
+    """The random draft's seed: a number, else 0."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value  # NaN is no seed
+    return value if number and value else 0
+
+
+@answers
+def tokens(tokenizer: Tokenizer, text) -> str:
+    """The reader's text as ids, ``{"ids": [...]}``, for step 3's measurement, which needs no Python beyond this."""
+    return json.dumps({"ids": encoded(tokenizer, text)})
+
+
+@answers
+async def generate(model, tokenizer: Tokenizer, request: dict, on_pass: Callable[[str], None],
+                   on_start: Callable[[int], None] | None = None) -> str:
+    """Run one panel request; each pass's event goes to ``on_pass`` as JSON, and the whole run comes back as JSON.
+
+    ``request`` is the page's: ``text``, ``mode`` (``greedy``, or ``lookup``,
+    whose events also carry the match it copied from, ``guess``, ``random``,
+    ``custom``), ``kvCache``, ``maxNew``, and for the modes that use them
+    ``guess`` (text), ``seed``, ``proposer`` (the reader's Python source). An
+    event is ``{pass, text, labels}``: the pass record, the text it completed,
+    its tokens' labels. ``on_start`` hears the prompt's length once the request
+    is accepted (the page's clock starts then).
+    """
+    text, mode = request.get("text"), request.get("mode")
+    prompt = encoded(tokenizer, text)
+    guess = encoded(tokenizer, given(request, "guess", ""), "guess")
+    source = check_characters(given(request, "proposer", ""), "proposer", "Python source text")
+    check_prompt(prompt)
+    max_new = check_max_new(request.get("maxNew"))
+    if mode != "greedy" and mode not in MODES:
+        raise InputError(f"unknown mode {mode!r}: expected greedy or one of {', '.join(MODES)}")
+    if on_start:
+        on_start(len(prompt))
+    # Only the browser's model has a clock, which its sessions feed (the build's traces carry no timing).
+    clock = getattr(model, "clock", None)
+    if clock:
+        clock.start()
+    matches: list = []  # prompt lookup's match for the pass being drafted
+    timed = None if mode == "greedy" else Timed(proposer(mode, Context(
+        prompt=prompt, vocab_size=model.facts.vocab_size, rng=random.Random(seed_of(request.get("seed"))),
+        guess=guess, source=source, on_match=matches.append)))
+    report = reporter(tokenizer, on_pass, matches if mode == "lookup" else None, clock)
+    run = await interruptible(model, prompt, timed, max_new, bool(request.get("kvCache")), mode, report)
+    return json.dumps(finished(tokenizer, run, text, timed))
+
+
+def reporter(tokenizer: Tokenizer, on_pass: Callable[[str], None], matches: list | None, clock) -> Callable[[PassRecord], None]:
+    """What hands each pass on as its event: the record (with the match copied from, and the pass's timing), the
+    text it completed, its labels."""
+    stream = Stream(tokenizer)
+
+    def report(record: PassRecord) -> None:
+        row = {**asdict(record), "bonus": record.bonus}
+        if matches is not None:
+            row["match"] = matches[-1]
+        timing = clock.lap() if clock else None
+        began = time.perf_counter()
+        event = {"pass": row, "text": stream.push(record.added), "labels": pass_labels(tokenizer, row)}
+        if clock:
+            # Making the page's text and labels is handing the pass on: the bridge's part, not the algorithm's.
+            row["timing"] = {**timing, "bridge": timing["bridge"] + time.perf_counter() - began}
+        on_pass(json.dumps(event))
+        if clock:
+            clock.start()  # the next pass begins; the worker times its own handing on of this one
+
+    return report
+
+
+async def interruptible(model, prompt: list[int], timed: Timed | None, max_new: int, kv_cache: bool, mode: str,
+                        report: Callable[[PassRecord], None]) -> Run:
+    """Greedy, or drafted with ``timed``'s drafts; the page's Cancel ends it as an ordinary error."""
+    try:
+        if timed is None:
+            return await greedy(model, prompt, max_new, kv_cache=kv_cache, on_pass=report)
+        return await drafted(model, prompt, timed, max_new, kv_cache=kv_cache, mode=mode, on_pass=report)
+    except KeyboardInterrupt:
+        # The page's Cancel, through Pyodide's interrupt buffer (it reaches even a proposer that never returns).
+        # As an ordinary exception it rejects this call instead of escaping the event loop.
+        raise RuntimeError("the run was cancelled") from None
+
+
+def finished(tokenizer: Tokenizer, run: Run, text: str, timed: Timed | None) -> dict:
+    """The run as the page draws it: the record, the drafting's cost, the text written, the prompt shown back, labels."""
+    ids = run.prompt + run.tokens + [t for record in run.passes for t in record.draft + record.predicted]
+    return {**run.as_dict(), "proposer_seconds": timed.seconds if timed else 0.0, "max_draft": MAX_DRAFT,
+            "text": tokenizer.decode(run.tokens), "promptText": text, "labels": labels(tokenizer, ids)}
+
+
+@answers
+async def verify(model, tokenizer: Tokenizer, request: dict, on_start: Callable[[int], None] | None = None) -> str:
+    """Step 4: one pass checks the reader's whole ``guess`` after ``text``: ``{pass, prompt, labels, text}`` as JSON."""
+    prompt = encoded(tokenizer, request.get("text"))
+    guess = encoded(tokenizer, request.get("guess"), "guess")
+    check_guess(prompt, guess)
+    if on_start:
+        on_start(len(prompt) + len(guess))
+    _, record = await check(model.session(kv_cache=bool(request.get("kvCache"))), prompt, guess, model.facts.eos_ids)
+    row = {**asdict(record), "bonus": record.bonus}
+    return json.dumps({"pass": row, "prompt": prompt, "labels": pass_labels(tokenizer, row),
+                       "text": tokenizer.decode(record.added)})
+
+
+@answers
+async def predict(model, tokenizer: Tokenizer, request: dict, on_start: Callable[[int], None] | None = None) -> str:
+    """Step 3: one pass over ``text``, the model's next-token prediction after every position, with labels, as JSON."""
+    ids = encoded(tokenizer, request.get("text"))
+    check_prompt(ids)
+    if on_start:
+        on_start(len(ids))
+    result = (await all_at_once(model, ids)).as_dict()
+    return json.dumps({**result, "labels": labels(tokenizer, ids + [t for row in result["topk_ids"] for t in row])})
+
+
+@answers
+def sample(request: dict) -> str:
+    """Step 6: draft ``draws`` tokens from q, keep them by the speculative rule, and test the counts against p."""
+    return json.dumps(sampled(request.get("p"), request.get("q"), request.get("draws"), seed_of(request.get("seed"))))
+
+
+def sampled(p, q, draws, seed) -> dict:
+    p, q = normalised(p, "p"), normalised(q, "q")
+    if len(p) != len(q):
+        raise InputError(f"p has {len(p)} words but q has {len(q)}")
+    counts = tally(p, q, check_draws(draws), random.Random(seed))
+    return {"p": p, "q": q, "counts": counts.counts, "accepted": counts.accepted, "draws": counts.draws,
+            "frequencies": counts.frequencies(), "verdict": chi_square(counts.counts, p).as_dict()}
+
+
+def normalised(weights, name: str) -> list[float]:
+    """``weights`` scaled to sum to one, or an InputError that says what is wrong with them."""
+    if not isinstance(weights, (list, tuple)):
+        raise InputError(f"{name} must be a list of probabilities")
+    if not all(isinstance(w, (int, float)) and not isinstance(w, bool) and 0 <= w < float("inf") for w in weights):
+        raise InputError(f"every probability in {name} must be a number of at least 0")
+    weights = [float(w) for w in weights]
+    total = sum(weights)
+    if total <= 0:
+        raise InputError(f"{name} needs at least one probability above 0")
+    return [w / total for w in weights]
+
+
+@answers
+async def sample_next(model, tokenizer: Tokenizer, request: dict, on_start: Callable[[int], None] | None = None) -> str:
+    """Step 6 on the live model: p is its next-token distribution after ``text`` (top k and "other"), q the
+    ``draft`` kind; the same draws and verdict as ``sample``, and the top k's ids and labels."""
+    prompt = encoded(tokenizer, request.get("text"))
+    check_prompt(prompt)
+    kind = request.get("draft")
+    if kind not in DRAFTS:
+        raise InputError(f"choose a draft: {', '.join(DRAFTS)}")
+    if on_start:
+        on_start(len(prompt))
+    last = await model.session().forward(prompt, rows_from=len(prompt) - 1)
+    p = target(last.topk_probs[-1])
+    result = sampled(p, draft(p, kind), request.get("draws"), seed_of(request.get("seed")))
+    ids = last.topk_ids[-1]
+    return json.dumps({**result, "ids": ids, "draft": kind, "labels": labels(tokenizer, ids)})
