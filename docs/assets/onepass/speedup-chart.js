@@ -20,17 +20,6 @@ const SLIDERS = [
   { key: 'gamma', label: 'Draft length γ (highlighted)', min: 1, max: GAMMAS.length, step: 1, digits: 0 },
 ];
 
-let active = null; // {root, chart, observer} of the chart on the current page
-
-/** Drop the chart of a page that instant navigation has replaced. */
-export function releaseChart() {
-  if (active && !active.root.isConnected) {
-    active.chart.destroy();
-    active.observer.disconnect();
-    active = null;
-  }
-}
-
 function palette() {
   const css = getComputedStyle(document.body);
   const v = (name) => css.getPropertyValue(name).trim();
@@ -128,6 +117,7 @@ function slider(spec, value, onInput) {
   return { input, shown, label: el('label', { className: 'onepass-chart__control' }, [`${spec.label} `, input, ' ', shown]) };
 }
 
+/** Draw the chart in `root`; resolves to its cleanup once Chart.js has drawn it. */
 export async function mountChart(root) {
   const summary = el('p', { className: 'onepass-chart__summary', ariaLive: 'polite' });
   const canvas = el('canvas', { ariaLabel: 'Bar chart of the speed-up against draft length γ', role: 'img' });
@@ -186,6 +176,9 @@ export async function mountChart(root) {
     update();
   });
   observer.observe(document.body, { attributes: true, attributeFilter: ['data-md-color-scheme'] });
-  active = { root, chart, observer };
   root.dataset.ready = '';
+  return () => { // the page was left: the chart and its observer go with it
+    chart.destroy();
+    observer.disconnect();
+  };
 }

@@ -4,33 +4,42 @@
  * a pass over a few tokens against a pass over many, to show that a pass costs about the same either way.
  * (No KV cache toggle here: a single pass from an empty cache is the same with it on or off.)
  */
+<<<<<<< HEAD
 import { runtime } from '../runtime/client.js';
 import { cachedOr } from './cache.js';
 import { DEFAULTS } from './defaults.js';
+=======
+>>>>>>> mount
 import { button, el, visible } from './dom.js';
-import { modelStatus, traces } from './model.js';
-import { runningClock, TRACE_NOTE } from './runs.js';
+import { panelRunner } from './runs.js';
 
 export const DEFAULT_TEXT = DEFAULTS['all-at-once'].text;
 const SIZES = [5, 30];
 const RUNS = 5; // the median of a few runs each: a single pass time is noisy in a browser tab
 const SHOWN = 3; // predictions listed per position
+const WORDS = {
+  busy: 'A pass is already running: wait for it to finish.',
+  running: 'Running one pass…',
+  done: `One pass, a prediction under every token. Click a token for the model's top ${SHOWN}.`,
+  cached: 'From cache: this exact pass was done before with this model.',
+  failed: 'The pass failed',
+  reading: (n) => `One pass over your ${n.toLocaleString('en')}-token text`,
+};
 
 export function mountAllAtOnce(root) {
-  const rt = runtime();
   const input = el('textarea', { className: 'onepass-text', rows: 2, value: DEFAULT_TEXT, ariaLabel: 'Your text' });
   const run = button('Run one pass', 'onepass-run', true);
   const measureButton = button(`Measure: ${SIZES[0]} tokens vs ${SIZES[1]}`, 'onepass-measure');
-  const model = modelStatus(root);
+  const runner = panelRunner(root, { panel: 'all-at-once', words: WORDS });
+  const { rt, model } = runner;
   const note = el('p', { className: 'onepass-note' });
   const grid = el('div', { className: 'onepass-grid' });
   const summary = el('p', { className: 'onepass-counters' });
   const measured = el('p', { className: 'onepass-measured' });
   root.append(input, el('div', { className: 'onepass-controls' }, [run, measureButton, model.retry]),
     model.status, note, grid, summary, measured);
-  let running = false;
 
-  function draw(result, source) {
+  function draw(result) {
     const label = (id) => result.labels[id] ?? `#${id}`;
     grid.replaceChildren(...result.ids.map((id, i) => {
       const top = result.topk_ids[i].slice(0, SHOWN).map((t, j) => `${visible(label(t))} ${(100 * result.topk_probs[i][j]).toFixed(1)} %`);
@@ -41,40 +50,16 @@ export function mountAllAtOnce(root) {
       return cell;
     }));
     summary.textContent = `${result.ids.length} tokens, ${result.ids.length} predictions, 1 pass, ${(result.seconds * 1000).toFixed(1)} ms.`;
-    root.dataset.source = source;
-    root.dataset.state = 'done';
   }
 
-  async function once() {
-    if (running) return model.say('A pass is already running: wait for it to finish.');
-    if (!input.value.trim()) return model.say('The text is empty: type a few words first.');
-    running = true;
-    root.dataset.state = 'running';
-    note.textContent = '';
-    const request = { text: input.value };
-    const clock = runningClock(model.say, { reading: (n) => `One pass over your ${n.toLocaleString('en')}-token text` });
-    try {
-      const { value, fromCache } = await cachedOr('all-at-once', request, async () => {
-        model.say('Running one pass…');
-        await model.ready();
-        return rt.predict(request.text, clock.event);
-      });
-      model.say(fromCache ? 'From cache: this exact pass was done before with this model.'
-        : 'One pass, a prediction under every token. Click a token for the model\'s top 3.');
-      draw(value, fromCache ? 'cache' : 'live');
-    } catch (err) {
-      model.say(`The pass failed: ${err.message}`);
-      root.dataset.state = 'error';
-    } finally {
-      clock.stop();
-      running = false;
-    }
-  }
+  const once = () => runner.execute({ text: input.value }, {
+    start: () => { note.textContent = ''; },
+    live: (asked, { onEvent }) => rt.predict(asked.text, onEvent),
+    draw,
+  });
 
-  async function measure() {
-    if (running) return model.say('A pass is already running: wait for it to finish.');
-    if (!input.value.trim()) return model.say('The text is empty: type a few words first.');
-    running = true;
+  // Not a run to cache or draw, but it takes the worker as one: the runner keeps the two apart.
+  const measure = () => runner.exclusive({ text: input.value }, async () => {
     measured.textContent = 'Measuring…';
     try {
       await model.ready();
@@ -87,19 +72,14 @@ export function mountAllAtOnce(root) {
       root.dataset.measured = 'yes';
     } catch (err) {
       measured.textContent = `The measurement failed: ${err.message}`;
-    } finally {
-      running = false;
     }
-  }
+  });
 
   run.addEventListener('click', once);
   measureButton.addEventListener('click', measure);
-  traces().then((all) => {
-    const trace = all['all-at-once'];
-    if (!trace || root.dataset.source || rt.info) return; // live runs only, once the model is here
+  runner.showTrace('all-at-once', (trace, recorded) => {
     input.value = trace.request.text;
-    draw(trace.result, 'trace');
-    root.dataset.state = 'loading';
-    note.textContent = TRACE_NOTE;
+    draw(trace.result);
+    note.textContent = recorded;
   });
 }

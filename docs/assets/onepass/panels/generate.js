@@ -45,10 +45,7 @@ export function mountGenerate(root) {
     show(await frame.execute(request), request);
   });
   profile.addEventListener('click', async () => {
-    if (frame.isRunning()) {
-      frame.notice.textContent = 'A run is already in progress: wait for it to finish, or press Cancel.';
-      return;
-    }
+    if (frame.busy()) return;
     let example;
     try {
       example = (await frame.rt.python()).examples.find((e) => e.key === PROFILED);

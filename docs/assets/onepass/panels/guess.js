@@ -3,13 +3,11 @@
  * prediction; tokens are kept up to the first disagreement, where the model's token replaces the rest, and a
  * guess right throughout earns the token after it for free (the bonus).
  */
-import { runtime } from '../runtime/client.js';
-import { cachedOr } from './cache.js';
 import { DEFAULTS } from './defaults.js';
 import { button, el, ms, visible } from './dom.js';
-import { modelStatus, recordLastPass, traces } from './model.js';
+import { recordLastPass, traces } from './model.js';
 import { legend, passTokens } from './passview.js';
-import { runningClock, TRACE_NOTE } from './runs.js';
+import { panelRunner } from './runs.js';
 
 export const DEFAULT_PROMPT = DEFAULTS.guess.text;
 const TRIES = {
@@ -18,15 +16,24 @@ const TRIES = {
   spacing: { label: 'Wrong spacing', guess: 'Berlin.' }, // no leading space: a different token from " Berlin"
 };
 const CONTINUATION_TOKENS = DEFAULTS.guess.continuationTokens;
+const WORDS = {
+  busy: 'A check is already running: wait for it to finish.',
+  running: 'Checking…',
+  done: 'Checked in one pass.',
+  cached: 'From cache: this exact check was done before with this model.',
+  failed: 'The check failed',
+  reading: (n) => `Checking your guess: one pass over ${n.toLocaleString('en')} tokens`,
+};
 
 export function mountGuess(root) {
-  const rt = runtime();
   const prompt = el('textarea', { className: 'onepass-text', rows: 2, value: DEFAULT_PROMPT, ariaLabel: 'Text' });
   const guess = el('input', { className: 'onepass-guess', type: 'text', value: DEFAULTS.guess.guess, ariaLabel: 'Your guess' });
   const kv = el('input', { type: 'checkbox', className: 'onepass-kv', checked: true });
   const check = button('Check my guess', 'onepass-run', true);
   const tries = Object.entries(TRIES).map(([key, t]) => button(t.label, `onepass-try onepass-try--${key}`));
-  const model = modelStatus(root);
+  const runner = panelRunner(root, { panel: 'guess', words: WORDS,
+    refuse: (request) => (request.guess.trim() ? '' : 'The guess is empty: type the words you expect next.') });
+  const { rt, model } = runner;
   const verdict = el('p', { className: 'onepass-verdict' });
   const tokens = el('p', { className: 'onepass-pass' });
   const note = el('p', { className: 'onepass-note' });
@@ -38,9 +45,8 @@ export function mountGuess(root) {
     el('div', { className: 'onepass-controls onepass-tries' }, ['Try: ', ...tries]),
     model.status, legend(['accepted', 'rejected', 'corrected', 'bonus']), note, tokens, verdict, kvLine,
   );
-  let running = false;
 
-  function draw(outcome, source) {
+  function draw(outcome) {
     const { pass, labels } = outcome;
     tokens.replaceChildren(...passTokens(pass, labels));
     const n = pass.draft.length;
@@ -51,37 +57,22 @@ export function mountGuess(root) {
       : `${kept}; at the first disagreement the model writes ${model} instead. This pass still wrote ${pass.added.length} token${pass.added.length > 1 ? 's' : ''} (${ms(pass.seconds)}).`;
     root.dataset.accepted = pass.accepted;
     root.dataset.bonus = pass.bonus;
-    root.dataset.source = source;
-    root.dataset.state = 'done';
   }
 
-  async function verify() {
-    if (running) return model.say('A check is already running: wait for it to finish.');
-    if (!prompt.value.trim()) return model.say('The text is empty: type a few words first.');
-    if (!guess.value.trim()) return model.say('The guess is empty: type the words you expect next.');
+  function verify() {
     const request = { text: prompt.value, guess: guess.value, kvCache: kv.checked };
-    running = true;
-    root.dataset.state = 'running';
-    note.textContent = '';
-    const clock = runningClock(model.say, { reading: (n) => `Checking your guess: one pass over ${n.toLocaleString('en')} tokens` });
-    try {
-      const { value: outcome, fromCache } = await cachedOr('guess', request, async () => {
-        model.say('Checking…');
-        const info = await model.ready();
-        const live = await rt.verify(request.text, request.guess, request.kvCache, clock.event);
-        recordLastPass([live.pass], info);
-        return live;
-      });
-      model.say(fromCache ? 'From cache: this exact check was done before with this model.' : 'Checked in one pass.');
-      draw(outcome, fromCache ? 'cache' : 'live');
-      showKv(request, outcome.pass);
-    } catch (err) {
-      model.say(`The check failed: ${err.message}`);
-      root.dataset.state = 'error';
-    } finally {
-      clock.stop();
-      running = false;
-    }
+    return runner.execute(request, {
+      start: () => { note.textContent = ''; },
+      live: async (asked, { onEvent, info }) => {
+        const outcome = await rt.verify(asked.text, asked.guess, asked.kvCache, onEvent);
+        recordLastPass([outcome.pass], info);
+        return outcome;
+      },
+      draw: (outcome) => {
+        draw(outcome);
+        showKv(request, outcome.pass);
+      },
+    });
   }
 
   const byKv = {};
@@ -108,7 +99,7 @@ export function mountGuess(root) {
   });
   tries.forEach((b, i) => b.addEventListener('click', async () => {
     const key = Object.keys(TRIES)[i];
-    if (running) return model.say('A check is already running: wait for it to finish.');
+    if (runner.busy()) return;
     try {
       guess.value = TRIES[key].guess ?? await continuation();
     } catch (err) {
@@ -117,13 +108,10 @@ export function mountGuess(root) {
     verify();
   }));
 
-  traces().then((all) => {
-    const trace = all.guess;
-    if (!trace || root.dataset.source || rt.info) return; // live runs only, once the model is here
+  runner.showTrace('guess', (trace, recorded) => {
     prompt.value = trace.request.text;
     guess.value = trace.request.guess;
-    draw(trace.outcome, 'trace');
-    root.dataset.state = 'loading';
-    note.textContent = TRACE_NOTE;
+    draw(trace.outcome);
+    note.textContent = recorded;
   });
 }

@@ -48,10 +48,7 @@ export function mountLookup(root) {
   }
 
   async function runAndCompare(mode) {
-    if (frame.isRunning()) {
-      frame.notice.textContent = 'A run is already in progress: wait for it to finish, or press Cancel.';
-      return;
-    }
+    if (frame.busy()) return;
     compare.textContent = '';
     delete root.dataset.identical;
     const req = request(mode);

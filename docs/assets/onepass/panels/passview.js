@@ -65,7 +65,7 @@ export class PassView {
       + (this.passes ? ` · ${(this.tokens / this.passes).toFixed(2)} tokens per pass · ${ms(this.seconds)} in passes` : '');
   }
 
-  /** One pass arrives: its tokens, its time, and the text it completed. `context` is the text's ids (for matches). */
+  /** One pass arrives: `pass` (its draft, token, time, match), `text`, the text it completed, `labels`, each id's text. */
   add(pass, text, labels) {
     this.passes += 1;
     this.tokens += pass.added.length;

@@ -1,11 +1,18 @@
 /**
- * The frame every generating panel shares: text, KV cache toggle, Run and Cancel, the model's status, the
- * pass view, the result cache, the precomputed trace shown while the model downloads, the KV line that
- * compares the last runs with the cache on and off (same passes, different times), and a clock in the status
- * while a run goes on. A failed run says what went wrong in plain words; with `details` (the "Under the hood"
- * page) the runtime's own words are shown under it as well. A live run is timed where it happens: the worker's
- * `timing` of each pass, the page's own (from the pass's message being sent to its row being drawn), and the run's
- * wall time, for "Under the hood"'s breakdown.
+ * The run every panel that runs the model on the reader's text goes through, and the frame of the panels that write
+ * text pass by pass. (Step 6's sampling panel is not one: its draws run in Python with or without the model, and are
+ * never cached or recorded.)
+ *
+ * `panelRunner` is the run: one at a time, never on an empty text, a repeat from the result cache, the precomputed
+ * trace shown while the model downloads, the model's status with its retry, a clock in the status while a run goes
+ * on, and a failure said in plain words (with `details`, on the "Under the hood" page, the runtime's own words
+ * under them). The panel brings its request, how to run it live and how to draw what comes back, so step 3's one
+ * pass, step 4's check and the generating panels share every rule above.
+ *
+ * `runFrame` frames the generating panels (steps 2 and 5, "Under the hood") around it: text, KV cache toggle, Run and
+ * Cancel, the pass view, and the KV line that compares the last runs with the cache on and off (same passes,
+ * different times). A live run is timed where it happens: the worker's `timing` of each pass, the page's own (from
+ * the pass's message being sent to its row being drawn), and the run's wall time, for "Under the hood"'s breakdown.
  */
 import { runtime } from '../runtime/client.js';
 import { cachedOr } from './cache.js';
@@ -13,7 +20,7 @@ import { button, el, ms } from './dom.js';
 import { modelStatus, recordLastPass, traces } from './model.js';
 import { PassView } from './passview.js';
 
-export const TRACE_NOTE = 'A recorded run, made when this site was built, on the build machine: the same model and code as '
+const TRACE_NOTE = 'A recorded run, made when this site was built, on the build machine: the same model and code as '
   + 'here, but the times are that machine\'s, not yours. Live runs replace it once the model has loaded.';
 
 /** The note under a recorded run: TRACE_NOTE, and where and when it was recorded (hooks/traces.py stamps it). */
@@ -27,7 +34,7 @@ function recordedNote(trace) {
  * While a request runs, the status ticks every second ("Reading your 1,024-token text: 12 s…"), so a pass that
  * takes half a minute on the real model shows life. `event` takes the worker's 'started' and 'pass' events.
  */
-export function runningClock(say, { reading = (n) => `Reading your ${n.toLocaleString('en')}-token text`,
+function runningClock(say, { reading = (n) => `Reading your ${n.toLocaleString('en')}-token text`,
   writing = (k) => `Writing: ${k} pass${k === 1 ? '' : 'es'} done` } = {}) {
   let began = 0;
   let tokens = 0;
@@ -50,26 +57,137 @@ export function runningClock(say, { reading = (n) => `Reading your ${n.toLocaleS
   };
 }
 
-export function runFrame(root, { panel, text, rows = 3, details = false }) {
+/** What a panel's runner says, unless its panel words it for itself (step 3 runs a pass, step 4 a check). */
+const WORDS = {
+  busy: 'A run is already in progress: wait for it to finish, or press Cancel.',
+  running: 'Running…',
+  done: 'Done.',
+  cached: 'From cache: this exact run was done before with this model, so it costs nothing now.',
+  failed: 'The run failed',
+};
+
+/**
+ * The run of the model panel in `root`, cached under `panel`. `words` replaces WORDS for this panel (and may word the
+ * clock's `reading`, as runningClock takes it); refusals go to `notice` when the panel has one (it stays while a run
+ * goes on), else to the status line; `refuse(request)` is the panel's own refusal, if any, after the empty text's;
+ * `cancel` is the panel's Cancel button.
+ */
+export function panelRunner(root, { panel, words = {}, notice = null, cancel = null, details = false, refuse = () => '' }) {
   const rt = runtime();
+  const model = modelStatus(root);
+  const wording = { ...WORDS, ...words };
+  const tell = notice ? (text) => { notice.textContent = text; } : model.say;
+  const detail = el('pre', { className: 'onepass-detail-text' });
+  const detailBox = details
+    ? el('details', { className: 'onepass-detail', hidden: true }, [el('summary', { textContent: 'What the runtime said' }), detail])
+    : null;
+  let running = false;
+  cancel?.addEventListener('click', () => rt.cancel());
+
+  /** Whether a run goes on (the reader is told so): one at a time, since the worker runs one. */
+  function busy() {
+    if (running) tell(wording.busy);
+    return running;
+  }
+
+  /** `work()`'s result, unless a run goes on or the request is refused (the reader is told why): then null. */
+  async function exclusive(request, work) {
+    if (busy()) return null;
+    const refusal = request.text.trim() ? refuse(request) : 'The text is empty: type a few words first.';
+    if (refusal) {
+      tell(refusal);
+      return null;
+    }
+    running = true;
+    try {
+      return await work();
+    } finally {
+      running = false;
+    }
+  }
+
+  /**
+   * Run `request` and draw it: from the cache unless `fresh`, else live, once the model is ready, by
+   * `live(request, {onEvent, info})` (`onEvent` takes the worker's events, for the clock). `start()` clears the last
+   * run's drawing once the run is accepted; `draw(value, fromCache)` draws what came back. Returns {value, fromCache},
+   * or null when the run was refused or failed.
+   */
+  function execute(request, { live, draw, start = () => {}, fresh = false }) {
+    return exclusive(request, async () => {
+      if (notice) notice.textContent = '';
+      if (detailBox) detailBox.hidden = true;
+      delete root.dataset.error;
+      root.dataset.state = 'running';
+      if (cancel) cancel.disabled = false;
+      const clock = runningClock(model.say, { reading: wording.reading });
+      try {
+        start();
+        const run = async () => {
+          model.say(wording.running);
+          const info = await model.ready();
+          return live(request, { onEvent: clock.event, info });
+        };
+        const { value, fromCache } = fresh ? { value: await run(), fromCache: false } : await cachedOr(panel, request, run);
+        draw(value, fromCache);
+        model.say(fromCache ? wording.cached : wording.done);
+        root.dataset.state = 'done';
+        root.dataset.source = fromCache ? 'cache' : 'live';
+        return { value, fromCache };
+      } catch (err) {
+        const cancelled = err.code === 'cancelled';
+        model.say(cancelled ? 'Cancelled.' : `${wording.failed}: ${err.message}`);
+        if (detailBox) {
+          detail.textContent = err.detail ?? '';
+          detailBox.hidden = !err.detail;
+        }
+        root.dataset.state = cancelled ? 'cancelled' : 'error';
+        root.dataset.error = err.code ?? 'error';
+        return null;
+      } finally {
+        clock.stop();
+        if (cancel) cancel.disabled = true;
+      }
+    });
+  }
+
+  /**
+   * While the model downloads, draw the default example's precomputed run (if the build made one) with
+   * `draw(trace, note)`, `note` saying where and when it was recorded.
+   */
+  async function showTrace(key, draw) {
+    const trace = (await traces())[key];
+    // Once the model is here (a later page of the visit), the panel waits for a live run instead.
+    if (!trace || root.dataset.source || rt.info) return null;
+    draw(trace, recordedNote(trace));
+    root.dataset.source = 'trace';
+    return trace;
+  }
+
+  return { rt, model, detailBox, busy, exclusive, execute, showTrace, isRunning: () => running };
+}
+
+/** The generating panels' frame around a runner: the reader's `text`, the KV cache, Run and Cancel, the passes. */
+export function runFrame(root, { panel, text, rows = 3, details = false }) {
   const input = el('textarea', { className: 'onepass-text', rows, value: text, ariaLabel: 'Your text' });
   const kv = el('input', { type: 'checkbox', className: 'onepass-kv', checked: true });
   const run = button('Run', 'onepass-run', true);
   const cancel = button('Cancel', 'onepass-cancel');
   cancel.disabled = true;
-  const model = modelStatus(root);
+  const notice = el('p', { className: 'onepass-notice', role: 'status' });
+  const runner = panelRunner(root, { panel, notice, cancel, details });
+  const { model } = runner;
   const view = new PassView();
   const kvLine = el('p', { className: 'onepass-kvline' });
   const extra = el('div', { className: 'onepass-extra' });
-  const notice = el('p', { className: 'onepass-notice', role: 'status' }); // refusals, kept while the run goes on
-  const detail = el('pre', { className: 'onepass-detail-text' });
-  const detailBox = el('details', { className: 'onepass-detail', hidden: true }, [el('summary', { textContent: 'What the runtime said' }), detail]);
   const controls = el('div', { className: 'onepass-controls' }, [el('label', {}, [kv, ' KV cache']), run, cancel, model.retry]);
-  root.append(input, controls, model.status, notice, ...(details ? [detailBox] : []), extra, view.node, kvLine);
+  root.append(input, controls, model.status, notice, ...(details ? [runner.detailBox] : []), extra, view.node, kvLine);
   const byKv = new Map(); // the last run's totals with the cache on and off, for the same request otherwise
 
-  let running = false;
-  cancel.addEventListener('click', () => rt.cancel());
+  /** The passes of a whole run (a recording or a trace), drawn at once. */
+  function replay({ events, result }) {
+    for (const event of events) view.add(event.pass, event.text, result.labels);
+    view.finish(result);
+  }
 
   /**
    * Run `request` (cache first, unless `fresh`), draw it; returns {result, fromCache, timing} or null when refused or
@@ -78,33 +196,17 @@ export function runFrame(root, { panel, text, rows = 3, details = false }) {
    * twice) to its row drawn, `drawing` the part of it the page spent drawing.
    */
   async function execute(request, { note = '', fresh = false } = {}) {
-    if (running) {
-      notice.textContent = 'A run is already in progress: wait for it to finish, or press Cancel.';
-      return null;
-    }
-    if (!request.text.trim()) {
-      notice.textContent = 'The text is empty: type a few words first.';
-      return null;
-    }
-    notice.textContent = '';
-    detailBox.hidden = true;
-    delete root.dataset.error;
-    running = true;
-    root.dataset.state = 'running';
-    cancel.disabled = false;
-    const clock = runningClock(model.say);
     let timing = null;
-    try {
-      view.reset(request.text, note);
-      const live = async () => {
-        model.say('Running…');
-        const info = await model.ready();
+    const outcome = await runner.execute(request, {
+      fresh,
+      start: () => view.reset(request.text, note),
+      live: async (asked, { onEvent, info }) => {
         const passes = [];
         let lastDrawn = -Infinity; // on the clock page and worker share, in ms
         const began = performance.now();
-        const recording = await record(request, (m) => {
+        const recording = await record(asked, (m) => {
           const arrived = performance.now();
-          clock.event(m);
+          onEvent(m);
           if (m.type !== 'pass') return;
           view.add(m.pass, m.text, m.labels);
           // The page's part: from the worker posting the pass to its row drawn here, on the clock both share.
@@ -116,30 +218,15 @@ export function runFrame(root, { panel, text, rows = 3, details = false }) {
         timing = { wall: (performance.now() - began) / 1000, passes };
         recordLastPass(recording.result.passes, info);
         return recording;
-      };
-      const { value: recording, fromCache } = fresh ? { value: await live(), fromCache: false } : await cachedOr(panel, request, live);
-      if (fromCache) {
-        for (const event of recording.events) view.add(event.pass, event.text, recording.result.labels);
-      }
-      model.say(fromCache ? 'From cache: this exact run was done before with this model, so it costs nothing now.' : 'Done.');
-      view.finish(recording.result);
-      showKv(request, recording.result);
-      root.dataset.state = 'done';
-      root.dataset.source = fromCache ? 'cache' : 'live';
-      return { result: recording.result, fromCache, timing };
-    } catch (err) {
-      const cancelled = err.code === 'cancelled';
-      model.say(cancelled ? 'Cancelled.' : `The run failed: ${err.message}`);
-      detail.textContent = err.detail ?? '';
-      detailBox.hidden = !err.detail;
-      root.dataset.state = cancelled ? 'cancelled' : 'error';
-      root.dataset.error = err.code ?? 'error';
-      return null;
-    } finally {
-      clock.stop();
-      running = false;
-      cancel.disabled = true;
-    }
+      },
+      draw: (recording, fromCache) => {
+        // A live run's passes were drawn as they came; a cached one's are drawn now.
+        if (fromCache) replay(recording);
+        else view.finish(recording.result);
+        showKv(request, recording.result);
+      },
+    });
+    return outcome && { result: outcome.value.result, fromCache: outcome.fromCache, timing };
   }
 
   function showKv(request, result) {
@@ -153,20 +240,15 @@ export function runFrame(root, { panel, text, rows = 3, details = false }) {
     kvLine.textContent = `${part(true)} · ${part(false)}. The cache changes the time, never the passes or the text.`;
   }
 
-  /** While the model downloads, draw the default example's precomputed run (if the build made one). */
-  async function showTrace(key) {
-    const trace = (await traces())[key];
-    // Once the model is here (a later page of the visit), the panel waits for a live run instead.
-    if (!trace || root.dataset.source || rt.info) return null;
+  /** While the model downloads, the default example's precomputed run. */
+  const showTrace = (key) => runner.showTrace(key, (trace, note) => {
     input.value = trace.request.text;
-    view.reset(trace.request.text, recordedNote(trace));
-    for (const event of trace.events) view.add(event.pass, event.text, trace.result.labels);
-    view.finish(trace.result);
-    root.dataset.source = 'trace';
-    return trace;
-  }
+    view.reset(trace.request.text, note);
+    replay(trace);
+  });
 
-  return { rt, input, kv, run, cancel, model, notice, view, extra, execute, showTrace, isRunning: () => running };
+  return { rt: runner.rt, model, input, kv, run, cancel, notice, view, extra, execute, showTrace, busy: runner.busy,
+    isRunning: runner.isRunning };
 }
 
 /** A live generation and its passes as they came, for the cache to replay; `onEvent` sees every event as it comes. */
