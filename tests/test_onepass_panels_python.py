@@ -19,7 +19,7 @@ from onepass.editable import DEFAULT_SOURCE, ProposerError, compile_proposer
 from onepass.examples import EXAMPLES
 from onepass.greedy import greedy
 from onepass.lookup import prompt_lookup
-from onepass.panels import DEFAULTS, Stream, generate, labels, lookup_setup, predict, sample, verify
+from onepass.panels import DEFAULTS, Stream, generate, labels, predict, sample, verify
 
 VOCAB = 100
 EURO = "\u20ac"  # three bytes in UTF-8: a character split across three byte tokens
@@ -84,7 +84,7 @@ def test_the_defaults_are_the_lessons_and_reach_the_pages_as_a_module(tmp_path):
     assert DEFAULTS["all-at-once"]["text"] == DEFAULTS["guess"]["text"] + " Berlin."
     assert DEFAULTS["guess"]["guess"] == " Berlin." and DEFAULTS["guess"]["continuationTokens"] == 6
     assert DEFAULTS["lookup"]["examples"] == [e.as_dict() for e in EXAMPLES]
-    assert json.loads(lookup_setup()) == {"examples": DEFAULTS["lookup"]["examples"], "default_proposer": DEFAULT_SOURCE}
+    assert DEFAULTS["lookup"]["proposer"] == DEFAULT_SOURCE
     panels_hook.on_post_build({"site_dir": str(tmp_path)})
     module = (tmp_path / "assets" / "onepass" / "panels" / "defaults.js").read_text()
     assert json.loads(module.split("export const DEFAULTS = ", 1)[1].rstrip().removesuffix(";")) == DEFAULTS

@@ -66,11 +66,6 @@ class Tokenizer(Protocol):
     def decode(self, ids: list[int]) -> str: ...
 
 
-def lookup_setup() -> str:
-    """Step 5's setup as JSON: the three examples and the editable proposer's starting source."""
-    return json.dumps({"examples": DEFAULTS["lookup"]["examples"], "default_proposer": DEFAULTS["lookup"]["proposer"]})
-
-
 def limits() -> str:
     """The request limits as JSON (``limits.py``), for the worker and the pages."""
     return json.dumps(as_dict())

@@ -5,6 +5,7 @@
  */
 import { button, el } from './dom.js';
 import { breakdownTable, summarise } from './breakdown.js';
+import { DEFAULTS } from './defaults.js';
 import { runFrame } from './runs.js';
 
 const MODES = { greedy: 'One token per pass (greedy)', lookup: 'Prompt lookup (copy and check)' };
@@ -46,13 +47,7 @@ export function mountGenerate(root) {
   });
   profile.addEventListener('click', async () => {
     if (frame.busy()) return;
-    let example;
-    try {
-      example = (await frame.rt.python()).examples.find((e) => e.key === PROFILED);
-    } catch (err) {
-      frame.notice.textContent = `Python could not start: ${err.message}`;
-      return;
-    }
+    const example = DEFAULTS.lookup.examples.find((e) => e.key === PROFILED);
     clear();
     [frame.input.value, mode.value] = [example.prompt, 'lookup'];
     const request = { text: example.prompt, mode: 'lookup', kvCache: frame.kv.checked, maxNew: example.max_new };

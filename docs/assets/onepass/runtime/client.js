@@ -192,7 +192,7 @@ export class Runtime {
     return this.request('measure', { text, sizes, runs });
   }
 
-  /** Start Python without the model; resolves to step 5's setup: {examples, default_proposer}. */
+  /** Start Python without the model (step 6's preset draws need no model); resolves to {python: its version}. */
   python() {
     return this.request('python');
   }

@@ -258,10 +258,7 @@ const HANDLERS = {
   verify: (id, message) => exclusive(async () => panel(await ensureLoaded(id), 'verify', id, message)),
   measure: (id, message) => exclusive(() => measure(id, message)),
   sampleNext: (id, message) => exclusive(async () => panel(await ensureLoaded(id), 'sample_next', id, message)),
-  python: async () => {
-    const { pyodide } = await ensurePython();
-    return JSON.parse(pyodide.pyimport('onepass.panels').lookup_setup());
-  },
+  python: async () => ({ python: (await ensurePython()).pyodide.version }),
   sample: async (id, message) => {
     const { pyodide } = await ensurePython();
     if (interrupt && !busy) interrupt[0] = 0;
