@@ -45,15 +45,35 @@ from .verification import check
 CAPITALS = "The capital of France is Paris. The capital of Germany is"
 DEFAULTS = {
     "greedy": {"text": CAPITALS, "maxNew": 16},  # enough to watch the loop; each token costs a pass
-    "all-at-once": {"text": CAPITALS + " Berlin."},
-    # "Right throughout" guesses the model's own next tokens: this many, computed.
-    "guess": {"text": CAPITALS, "guess": " Berlin.", "continuationTokens": 6},
+    # The measurement: a median of a few runs per size, since a single pass time is noisy in a browser tab.
+    "all-at-once": {"text": CAPITALS + " Berlin.", "measureSizes": [5, 30], "measureRuns": 5},
+    "guess": {
+        "text": CAPITALS,
+        "guess": " Berlin.",
+        # The "Try" guesses; "Right throughout" is the model's own next tokens, this many, computed.
+        "tries": {"early": " Munich, the largest city of Bavaria", "spacing": "Berlin."},  # no space: another token
+        "continuationTokens": 6,
+    },
     "lookup": {
         # The reader's own text, written long enough to see copies pay off; the examples bring their own.
         "text": "The cat sat on the mat. The dog sat on the rug. The cat sat on the",
         "maxNew": 48,
         "examples": [example.as_dict() for example in EXAMPLES],
         "proposer": DEFAULT_SOURCE,
+    },
+    # "Under the hood": a run to time pass by pass, and which of step 5's examples its profile runs.
+    "generate": {"maxNew": 24, "profiled": EXAMPLES[0].key},
+    "sampling": {
+        # Presets over six made-up words (no model), every p and q editable; and the live model's p after a text.
+        "words": ["the", "cat", "sat", "on", "a", "mat"],
+        "presets": {
+            "A rough draft": {"p": [0.35, 0.2, 0.15, 0.12, 0.1, 0.08], "q": [0.1, 0.1, 0.3, 0.1, 0.3, 0.1]},
+            "A good draft": {"p": [0.35, 0.2, 0.15, 0.12, 0.1, 0.08], "q": [0.3, 0.22, 0.15, 0.13, 0.1, 0.1]},
+            'A draft that never says "cat"': {"p": [0.35, 0.2, 0.15, 0.12, 0.1, 0.08], "q": [0.3, 0, 0.3, 0.15, 0.15, 0.1]},
+        },
+        "drafts": list(DRAFTS),
+        "text": "The capital of France is",
+        "draws": 10_000,
     },
 }
 MODES = ("lookup", "guess", "random", "custom")  # the drafted modes a page may ask for, besides greedy

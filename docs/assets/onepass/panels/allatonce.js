@@ -4,18 +4,12 @@
  * a pass over a few tokens against a pass over many, to show that a pass costs about the same either way.
  * (No KV cache toggle here: a single pass from an empty cache is the same with it on or off.)
  */
-<<<<<<< HEAD
-import { runtime } from '../runtime/client.js';
-import { cachedOr } from './cache.js';
 import { DEFAULTS } from './defaults.js';
-=======
->>>>>>> mount
 import { button, el, visible } from './dom.js';
 import { panelRunner } from './runs.js';
 
 export const DEFAULT_TEXT = DEFAULTS['all-at-once'].text;
-const SIZES = [5, 30];
-const RUNS = 5; // the median of a few runs each: a single pass time is noisy in a browser tab
+const { measureSizes: SIZES, measureRuns: RUNS } = DEFAULTS['all-at-once'];
 const SHOWN = 3; // predictions listed per position
 const WORDS = {
   busy: 'A pass is already running: wait for it to finish.',

@@ -9,8 +9,7 @@ import { DEFAULTS } from './defaults.js';
 import { runFrame } from './runs.js';
 
 const MODES = { greedy: 'One token per pass (greedy)', lookup: 'Prompt lookup (copy and check)' };
-const MAX_NEW = 24;
-const PROFILED = 'capitals'; // step 5's example (py/onepass/examples.py)
+const { maxNew: MAX_NEW, profiled: PROFILED } = DEFAULTS.generate;
 
 export function mountGenerate(root) {
   const frame = runFrame(root, { panel: 'generate', text: root.dataset.text ?? 'The capital of France is Paris. The capital of Italy is', details: true });

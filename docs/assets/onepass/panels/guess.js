@@ -11,9 +11,9 @@ import { panelRunner } from './runs.js';
 
 export const DEFAULT_PROMPT = DEFAULTS.guess.text;
 const TRIES = {
-  early: { label: 'Fails early', guess: ' Munich, the largest city of Bavaria' },
+  early: { label: 'Fails early', guess: DEFAULTS.guess.tries.early },
   right: { label: 'Right throughout', guess: null }, // the model's own continuation, computed
-  spacing: { label: 'Wrong spacing', guess: 'Berlin.' }, // no leading space: a different token from " Berlin"
+  spacing: { label: 'Wrong spacing', guess: DEFAULTS.guess.tries.spacing },
 };
 const CONTINUATION_TOKENS = DEFAULTS.guess.continuationTokens;
 const WORDS = {

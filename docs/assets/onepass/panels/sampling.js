@@ -9,24 +9,19 @@
  */
 import { runtime } from '../runtime/client.js';
 import { loadChart } from '../libs.js';
+import { DEFAULTS } from './defaults.js';
 import { button, el, visible } from './dom.js';
 import { modelStatus } from './model.js';
 
-const WORDS = ['the', 'cat', 'sat', 'on', 'a', 'mat'];
-const PRESETS = {
-  'A rough draft': { p: [0.35, 0.2, 0.15, 0.12, 0.1, 0.08], q: [0.1, 0.1, 0.3, 0.1, 0.3, 0.1] },
-  'A good draft': { p: [0.35, 0.2, 0.15, 0.12, 0.1, 0.08], q: [0.3, 0.22, 0.15, 0.13, 0.1, 0.1] },
-  'A draft that never says "cat"': { p: [0.35, 0.2, 0.15, 0.12, 0.1, 0.08], q: [0.3, 0, 0.3, 0.15, 0.15, 0.1] },
-};
+const { words: WORDS, presets: PRESETS, text: LIVE_TEXT, draws: DRAWS } = DEFAULTS.sampling;
 // The kinds of py/onepass/drafts.py, as the reader sees them.
-const DRAFTS = {
+const DRAFT_WORDS = {
   flattened: 'a flattened copy of p (a smaller, less sure model)',
   'one-hot': "all on p's second choice (a copied guess)",
   uniform: 'uniform (a draft that knows nothing)',
 };
-const LIVE_TEXT = 'The capital of France is';
+const DRAFTS = Object.fromEntries(DEFAULTS.sampling.drafts.map((kind) => [kind, DRAFT_WORDS[kind] ?? kind]));
 const OTHER = 'other';
-const DRAWS = 10_000;
 
 export function mountSampling(root) {
   const rt = runtime();
