@@ -38,6 +38,7 @@ from benchmarks.memory import MemorySampler  # noqa: E402
 from benchmarks.peers import held_ids, peer_figures  # noqa: E402
 from model_export.build import build  # noqa: E402
 from model_export.check import load, speed  # noqa: E402
+from onepass.examples import EXAMPLES  # noqa: E402
 from tools.site import CHROMIUM, CHROMIUM_ARGS, Server, build_site  # noqa: E402
 
 THREADS = (1, 2)
@@ -78,9 +79,8 @@ def warm_load(context, url: str, threads: int) -> tuple[object, float, dict]:
 
 def example_race(page) -> dict:
     """Step 5's examples, one token per pass against prompt lookup: wall seconds (medians) and their ratio."""
-    examples = page.evaluate("() => window.onepass().python()")["examples"]
     race = {}
-    for example in examples:
+    for example in (e.as_dict() for e in EXAMPLES):
         times = {"greedy": [], "lookup": []}
         texts = {}
         for _ in range(EXAMPLE_RUNS):
