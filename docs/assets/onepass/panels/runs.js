@@ -1,13 +1,12 @@
 /**
- * The run every panel that runs the model on the reader's text goes through, and the frame of the panels that write
- * text pass by pass. (Step 6's sampling panel is not one: its draws run in Python with or without the model, and are
- * never cached or recorded.)
+ * The run every panel that runs the model goes through, and the frame of the panels that write text pass by pass.
+ * (Step 6's sampling panel runs through it too: its preset draws need Python but not the model, `needsModel: false`.)
  *
  * `panelRunner` is the run: one at a time, never on an empty text, a repeat from the result cache, the precomputed
  * trace shown while the model downloads, the model's status with its retry, a clock in the status while a run goes
  * on, and a failure said in plain words (with `details`, on the "Under the hood" page, the runtime's own words
  * under them). The panel brings its request, how to run it live and how to draw what comes back, so step 3's one
- * pass, step 4's check and the generating panels share every rule above.
+ * pass, step 4's check, step 6's draws and the generating panels share every rule above.
  *
  * `runFrame` frames the generating panels (steps 2 and 5, "Under the hood") around it: text, KV cache toggle, Run and
  * Cancel, the pass view, and the KV line that compares the last runs with the cache on and off (same passes,
@@ -68,13 +67,14 @@ const WORDS = {
 
 /**
  * The run of the model panel in `root`, cached under `panel`. `words` replaces WORDS for this panel (and may word the
- * clock's `reading`, as runningClock takes it); refusals go to `notice` when the panel has one (it stays while a run
- * goes on), else to the status line; `refuse(request)` is the panel's own refusal, if any, after the empty text's;
- * `cancel` is the panel's Cancel button.
+ * clock's `reading`, as runningClock takes it; `done` may be a function of the value and request); refusals go to
+ * `notice` when the panel has one (it stays while a run goes on), else to the status line; `refuse(request)` is the
+ * panel's own refusal, if any, after the empty text's; `cancel` is the panel's Cancel button; `eager: false` leaves
+ * the model alone until a run needs it (modelStatus).
  */
-export function panelRunner(root, { panel, words = {}, notice = null, cancel = null, details = false, refuse = () => '' }) {
+export function panelRunner(root, { panel, words = {}, notice = null, cancel = null, details = false, refuse = () => '', eager = true }) {
   const rt = runtime();
-  const model = modelStatus(root);
+  const model = modelStatus(root, { eager });
   const wording = { ...WORDS, ...words };
   const tell = notice ? (text) => { notice.textContent = text; } : model.say;
   const detail = el('pre', { className: 'onepass-detail-text' });
@@ -93,7 +93,8 @@ export function panelRunner(root, { panel, words = {}, notice = null, cancel = n
   /** `work()`'s result, unless a run goes on or the request is refused (the reader is told why): then null. */
   async function exclusive(request, work) {
     if (busy()) return null;
-    const refusal = request.text.trim() ? refuse(request) : 'The text is empty: type a few words first.';
+    const empty = typeof request.text === 'string' && !request.text.trim();
+    const refusal = empty ? 'The text is empty: type a few words first.' : refuse(request);
     if (refusal) {
       tell(refusal);
       return null;
@@ -107,12 +108,12 @@ export function panelRunner(root, { panel, words = {}, notice = null, cancel = n
   }
 
   /**
-   * Run `request` and draw it: from the cache unless `fresh`, else live, once the model is ready, by
-   * `live(request, {onEvent, info})` (`onEvent` takes the worker's events, for the clock). `start()` clears the last
-   * run's drawing once the run is accepted; `draw(value, fromCache)` draws what came back. Returns {value, fromCache},
-   * or null when the run was refused or failed.
+   * Run `request` and draw it: from the cache unless `fresh`, else live, once the model is ready (unless not
+   * `needsModel`), by `live(request, {onEvent, info})` (`onEvent` takes the worker's events, for the clock). `start()`
+   * clears the last run's drawing once the run is accepted; `draw(value, fromCache)` draws what came back (it may be
+   * async). Returns {value, fromCache}, or null when the run was refused or failed.
    */
-  function execute(request, { live, draw, start = () => {}, fresh = false }) {
+  function execute(request, { live, draw, start = () => {}, fresh = false, needsModel = true }) {
     return exclusive(request, async () => {
       if (notice) notice.textContent = '';
       if (detailBox) detailBox.hidden = true;
@@ -124,12 +125,13 @@ export function panelRunner(root, { panel, words = {}, notice = null, cancel = n
         start();
         const run = async () => {
           model.say(wording.running);
-          const info = await model.ready();
+          const info = needsModel ? await model.ready() : null;
           return live(request, { onEvent: clock.event, info });
         };
         const { value, fromCache } = fresh ? { value: await run(), fromCache: false } : await cachedOr(panel, request, run);
-        draw(value, fromCache);
-        model.say(fromCache ? wording.cached : wording.done);
+        await draw(value, fromCache);
+        const done = typeof wording.done === 'function' ? wording.done(value, request) : wording.done;
+        model.say(fromCache ? wording.cached : done);
         root.dataset.state = 'done';
         root.dataset.source = fromCache ? 'cache' : 'live';
         return { value, fromCache };

@@ -7,13 +7,12 @@
  *   lumped as "other"), q a draft the reader picks (py/onepass/drafts.py). This one loads the model, after
  *   asking, and only when the reader asks for it.
  */
-import { runtime } from '../runtime/client.js';
 import { loadChart } from '../libs.js';
 import { DEFAULTS } from './defaults.js';
 import { button, el, visible } from './dom.js';
-import { modelStatus } from './model.js';
+import { panelRunner } from './runs.js';
 
-const { words: WORDS, presets: PRESETS, text: LIVE_TEXT, draws: DRAWS } = DEFAULTS.sampling;
+const { words: PRESET_WORDS, presets: PRESETS, text: LIVE_TEXT, draws: DRAWS } = DEFAULTS.sampling;
 // The kinds of py/onepass/drafts.py, as the reader sees them.
 const DRAFT_WORDS = {
   flattened: 'a flattened copy of p (a smaller, less sure model)',
@@ -22,16 +21,24 @@ const DRAFT_WORDS = {
 };
 const DRAFTS = Object.fromEntries(DEFAULTS.sampling.drafts.map((kind) => [kind, DRAFT_WORDS[kind] ?? kind]));
 const OTHER = 'other';
+const WORDS = {
+  busy: 'Sampling is under way: wait for it to finish.',
+  running: 'Sampling…',
+  failed: 'Could not sample',
+  done: ({ source }, request) => `Done: ${DRAWS.toLocaleString('en')} tokens, seed ${request.seed}`
+    + (source === 'preset' ? '.' : `; p is the model's after "${request.text}", q ${DRAFTS[request.draft]}.`),
+};
 
 export function mountSampling(root) {
-  const rt = runtime();
+  const runner = panelRunner(root, { panel: 'sampling', words: WORDS, eager: false });
+  const { rt, model } = runner;
   const preset = el('select', { className: 'onepass-preset' }, Object.keys(PRESETS).map((name) => el('option', { value: name, textContent: name })));
   const liveText = el('input', { type: 'text', className: 'onepass-live-text', value: LIVE_TEXT, ariaLabel: 'Text before the next token' });
   const draftKind = el('select', { className: 'onepass-draft' }, Object.entries(DRAFTS).map(([value, label]) => el('option', { value, textContent: label })));
   const inputs = { p: [], q: [] };
   const table = el('table', { className: 'onepass-sampling-table' });
   const head = el('tr', {}, ['word', 'target p', 'draft q', 'observed', 'count'].map((h) => el('th', { textContent: h })));
-  const presetRows = WORDS.map((word, i) => {
+  const presetRows = PRESET_WORDS.map((word, i) => {
     for (const which of ['p', 'q']) inputs[which][i] = el('input', { type: 'number', min: 0, max: 1, step: 0.01, className: `onepass-${which}`, ariaLabel: `${which}(${word})` });
     return el('tr', {}, [el('td', { textContent: word }), el('td', {}, [inputs.p[i]]), el('td', {}, [inputs.q[i]]),
       el('td', { className: 'onepass-observed' }), el('td', { className: 'onepass-count' })]);
@@ -43,7 +50,6 @@ export function mountSampling(root) {
   const run = button(`Draft and verify ${DRAWS.toLocaleString('en')} tokens`, 'onepass-run', true);
   const reseed = button('New seed', 'onepass-reseed');
   const runLive = button('Sample from the model', 'onepass-run-live');
-  const model = modelStatus(root, { eager: false });
   model.say('Python starts in this tab (no model needed for the presets).');
   const verdict = el('p', { className: 'onepass-verdict' });
   const canvas = el('canvas', { className: 'onepass-chart' });
@@ -53,7 +59,6 @@ export function mountSampling(root) {
       el('label', {}, [' with the draft ', draftKind]), runLive, model.retry]),
     table, model.status, verdict, el('div', { className: 'onepass-chart-box' }, [canvas]));
   let chart = null;
-  let running = false;
 
   const fill = () => {
     const values = PRESETS[preset.value];
@@ -68,8 +73,8 @@ export function mountSampling(root) {
       el('td', { className: 'onepass-observed' }), el('td', { className: 'onepass-count' })]));
   }
 
-  async function draw(result, words) {
-    const rows = source === 'preset' ? presetRows : liveRows(words, result);
+  async function draw({ result, words, source: from }) {
+    const rows = from === 'preset' ? presetRows : liveRows(words, result);
     table.replaceChildren(head, ...rows);
     rows.forEach((row, i) => {
       row.querySelector('.onepass-observed').textContent = result.frequencies[i].toFixed(3);
@@ -81,7 +86,7 @@ export function mountSampling(root) {
         : `NOT consistent with p at the ${v.level * 100} % level. An exact rule still fails this test for one seed in ${Math.round(1 / v.level)}: try a new seed.`)
       + ` ${result.accepted.toLocaleString('en')} of ${result.draws.toLocaleString('en')} drafted tokens were kept as drafted.`;
     root.dataset.consistent = v.consistent;
-    root.dataset.source = source;
+    root.dataset.p = from;
     const Chart = await loadChart();
     const data = { labels: words, datasets: [{ label: 'target p', data: result.p }, { label: 'observed', data: result.frequencies }, { label: 'draft q', data: result.q }] };
     if (chart) {
@@ -93,34 +98,21 @@ export function mountSampling(root) {
   }
 
   /** Draw and verify with the current source; the model's p needs the model, which is asked for the first time. */
-  async function sample() {
-    if (running) return;
-    running = true;
-    root.dataset.state = 'running';
-    seedText.textContent = `seed ${seed}`;
-    try {
-      let result;
-      let words = WORDS;
-      if (source === 'preset') {
-        model.say('Sampling…');
-        result = await rt.sample(read('p'), read('q'), DRAWS, seed);
-      } else {
-        if (!liveText.value.trim()) throw new Error('the text is empty: type a few words first');
-        await model.ready();
+  function sample() {
+    const from = source;
+    const request = from === 'model' ? { text: liveText.value, draft: draftKind.value, seed } : { p: read('p'), q: read('q'), seed };
+    return runner.execute(request, {
+      fresh: true, // seeded draws cost a moment: nothing to keep
+      needsModel: from === 'model',
+      start: () => { seedText.textContent = `seed ${request.seed}`; },
+      live: async (asked) => {
+        if (from === 'preset') return { result: await rt.sample(asked.p, asked.q, DRAWS, asked.seed), words: PRESET_WORDS, source: from };
         model.say('One pass for the model\'s p, then sampling…');
-        result = await rt.sampleNext(liveText.value, draftKind.value, DRAWS, seed);
-        words = [...result.ids.map((id) => visible(result.labels[id])), OTHER];
-      }
-      await draw(result, words);
-      model.say(`Done: ${DRAWS.toLocaleString('en')} tokens, seed ${seed}`
-        + (source === 'preset' ? '.' : `; p is the model's after "${liveText.value}", q ${DRAFTS[draftKind.value]}.`));
-      root.dataset.state = 'done';
-    } catch (err) {
-      model.say(`Could not sample: ${err.message}`);
-      root.dataset.state = 'error';
-    } finally {
-      running = false;
-    }
+        const result = await rt.sampleNext(asked.text, asked.draft, DRAWS, asked.seed);
+        return { result, words: [...result.ids.map((id) => visible(result.labels[id])), OTHER], source: from };
+      },
+      draw,
+    });
   }
 
   const use = (which) => () => {
