@@ -43,6 +43,7 @@ from .trace import PassRecord, Run
 from .verification import check
 
 CAPITALS = "The capital of France is Paris. The capital of Germany is"
+PRESET_P = [0.35, 0.2, 0.15, 0.12, 0.1, 0.08]  # step 6's target over its six words; the presets differ in q
 DEFAULTS = {
     "greedy": {"text": CAPITALS, "maxNew": 16},  # enough to watch the loop; each token costs a pass
     # The measurement: a median of a few runs per size, since a single pass time is noisy in a browser tab.
@@ -66,11 +67,11 @@ DEFAULTS = {
     "sampling": {
         # Presets over six made-up words (no model), every p and q editable; and the live model's p after a text.
         "words": ["the", "cat", "sat", "on", "a", "mat"],
-        "presets": {
-            "A rough draft": {"p": [0.35, 0.2, 0.15, 0.12, 0.1, 0.08], "q": [0.1, 0.1, 0.3, 0.1, 0.3, 0.1]},
-            "A good draft": {"p": [0.35, 0.2, 0.15, 0.12, 0.1, 0.08], "q": [0.3, 0.22, 0.15, 0.13, 0.1, 0.1]},
-            'A draft that never says "cat"': {"p": [0.35, 0.2, 0.15, 0.12, 0.1, 0.08], "q": [0.3, 0, 0.3, 0.15, 0.15, 0.1]},
-        },
+        "presets": {name: {"p": PRESET_P, "q": q} for name, q in {
+            "A rough draft": [0.1, 0.1, 0.3, 0.1, 0.3, 0.1],
+            "A good draft": [0.3, 0.22, 0.15, 0.13, 0.1, 0.1],
+            'A draft that never says "cat"': [0.3, 0, 0.3, 0.15, 0.15, 0.1],
+        }.items()},
         "drafts": list(DRAFTS),
         "text": "The capital of France is",
         "draws": 10_000,
