@@ -7,7 +7,8 @@ outside that heap. memory-infra dumps the totals of every process instead: its
 process's own resident and swapped memory, shared pages not counted) and its peak
 resident set size (the kernel's, reset after each dump, so the peaks of all dumps
 but the first, which reaches back before the window, cover the whole window and
-not only the instants sampled).
+not only the instants sampled). The sampler dumps once as it opens and once as
+it closes, so even a window shorter than an interval has a peak RSS.
 
 While a ``MemorySampler`` is open, Chromium dumps every process every
 ``INTERVAL_MS`` (``Tracing.start`` on a browser-wide CDP session, category
@@ -50,13 +51,16 @@ class MemorySampler:
         self.cdp.on("Tracing.tracingComplete", lambda event: self.complete.update(event))
         self.began = time.perf_counter()
         self.cdp.send("Tracing.start", {"traceConfig": TRACE_CONFIG, "transferMode": "ReturnAsStream"})
+        # The first periodic dump comes an interval after the start, so a short window could hold only the
+        # last dump, whose peak RSS reaches back before it: dump at once, so the window has a first one.
+        self._dump()
         return self
 
     def __exit__(self, *exc):
         seconds = time.perf_counter() - self.began
         try:
             # One last dump, so the peak RSS since the last periodic one is counted too.
-            self.cdp.send("Tracing.requestMemoryDump", {"deterministic": False, "levelOfDetail": "background"})
+            self._dump()
             # A renderer started after the trace began has no process_name in it: ask for the types too.
             processes = self.cdp.send("SystemInfo.getProcessInfo")["processInfo"]
             self.cdp.send("Tracing.end")
@@ -65,6 +69,9 @@ class MemorySampler:
         finally:
             self.cdp.detach()
         return False
+
+    def _dump(self):
+        self.cdp.send("Tracing.requestMemoryDump", {"deterministic": False, "levelOfDetail": "background"})
 
     def _trace_lines(self):
         deadline = time.monotonic() + END_TIMEOUT_S
