@@ -89,6 +89,20 @@ def page(chromium):
     assert outside == [], f"the page requested addresses outside localhost: {outside}"
 
 
+# The file names in the model's store (runtime/loader.js: an OPFS folder of chunks named by their sha256).
+MODEL_STORE = """async () => {
+  const folder = await (await navigator.storage.getDirectory()).getDirectoryHandle('onepass-model', {create: true});
+  const names = [];
+  for await (const name of folder.keys()) names.push(name);
+  return names;
+}"""
+
+
+def stored_chunks(page) -> set[str]:
+    """The chunks the page's model store holds, as the manifest names them (``chunks/<sha256>.bin``)."""
+    return {f"chunks/{name}" for name in page.evaluate(MODEL_STORE)}
+
+
 def load_runtime(page, url: str) -> dict:
     """Open the runtime page and wait until the worker has loaded the model; returns the load info."""
     page.goto(url + "runtime/")

@@ -7,7 +7,7 @@ import socket
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
-from tests.browser import offline_page
+from tests.browser import offline_page, stored_chunks
 
 pytest_plugins = ["tests.browser"]  # the browser fixtures, registered once for the whole session
 
@@ -72,11 +72,29 @@ def test_the_second_visit_loads_from_the_cache(page, tiny_server, tiny_site):
     assert page.evaluate(LOAD) == "loaded"
     # The manifest is asked again (the model card reads it too), the chunks are not.
     assert "manifest.json" in fetched and not served & set(fetched)
-    # One cache holds the model, keyed by the chunks' hash names; the service worker's are apart.
-    names = page.evaluate("() => caches.keys()")
-    assert [name for name in names if name.startswith("onepass-model")] == ["onepass-model"]
-    keys = page.evaluate("() => caches.open('onepass-model').then((c) => c.keys()).then((ks) => ks.map((k) => k.url))")
-    assert sorted(key.split("/model/", 1)[1] for key in keys) == sorted(served)
+    # One OPFS folder holds the model, as files named by the chunks' hashes; the Cache API holds none of it.
+    assert stored_chunks(page) == served
+    assert not [name for name in page.evaluate("() => caches.keys()") if name.startswith("onepass-model")]
+
+
+def test_chunks_an_older_build_kept_in_the_cache_api_move_to_opfs_without_a_download(chromium, tiny_server, tiny_site):
+    served = {chunk["name"] for chunk in chunks(tiny_site)}
+    # Not agreed to the download, so the model card does not start one: the load below is the only one.
+    context, page, outside = offline_page(chromium, consent=False)
+    try:
+        open_page(page, tiny_server)
+        # Where the model was before this store: the Cache API, keyed by each chunk's URL.
+        page.evaluate("""(names) => caches.open('onepass-model').then((cache) =>
+            cache.addAll(names.map((name) => new URL('../model/' + name, document.baseURI).href)))""", sorted(served))
+        assert stored_chunks(page) == set()
+        fetched = []
+        page.on("request", lambda request: "/model/chunks/" in request.url and fetched.append(request.url))
+        assert page.evaluate(LOAD) == "loaded"
+        assert fetched == [] and stored_chunks(page) == served
+        assert "onepass-model" not in page.evaluate("() => caches.keys()")
+    finally:
+        context.close()
+    assert outside == []
 
 
 def test_a_failing_manifest_is_named_and_retryable_not_a_missing_model(chromium, tiny_server):

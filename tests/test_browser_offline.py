@@ -14,7 +14,7 @@ import shutil
 
 import pytest
 
-from tests.browser import LOAD_TIMEOUT_MS, Server, build_site, offline_page, point_sitemap_at
+from tests.browser import LOAD_TIMEOUT_MS, Server, build_site, offline_page, point_sitemap_at, stored_chunks
 from tests.test_pages_panels import RUN_MS
 
 pytest_plugins = ["tests.browser"]
@@ -130,10 +130,6 @@ def new_model(export, folder):
     return folder
 
 
-def model_cache(page) -> list[str]:
-    return page.evaluate("() => caches.open('onepass-model').then((c) => c.keys()).then((ks) => ks.map((k) => k.url.split('/model/')[1]))")
-
-
 def chunk_names(site) -> set[str]:
     manifest = json.loads((site / "model" / "manifest.json").read_text())
     return {chunk["name"] for entry in manifest["files"] for chunk in entry["chunks"]}
@@ -149,7 +145,7 @@ def test_a_new_build_with_a_new_model_replaces_the_old_one(chromium, served, tin
         wait_for_service_worker(page)
         page.evaluate("() => window.onepass().load()")
         old_chunks = chunk_names(site)
-        assert set(model_cache(page)) == old_chunks
+        assert stored_chunks(page) == old_chunks
         old_caches = page.evaluate("() => caches.keys()")
 
         second = build_site(new_model(tiny_export, tmp_path / "export2"), tmp_path / "site2")
@@ -174,7 +170,7 @@ def test_a_new_build_with_a_new_model_replaces_the_old_one(chromium, served, tin
         assert info["model"] == "tiny-random-qwen2 (test model, second build)"
         # Only the new model's chunks came over the network; the old model's are gone from the browser.
         assert set(fetched) == new_chunks - old_chunks
-        assert set(model_cache(page)) == new_chunks
+        assert stored_chunks(page) == new_chunks
         caches = page.evaluate("() => caches.keys()")
         assert not set(old_caches) - {"onepass-model"} & set(caches), "the old build's caches were kept"
     finally:

@@ -1,17 +1,27 @@
 /**
  * Model loading for the worker: the site's manifest, then every file's chunks, each fetched with
- * progress, checked against its sha256 and kept in the Cache API. Chunks are named after their own
- * sha256 (hooks/model.py), so the cache is versioned by its keys: an entry is only ever stored after
+ * progress, checked against its sha256 and kept in the browser. Chunks are named after their own
+ * sha256 (hooks/model.py), so the store is versioned by its keys: an entry is only ever stored after
  * passing its hash, a new build's manifest names new chunks, and once a manifest has loaded, the
  * entries it does not name are deleted. Failures are LoadErrors with a code and a plain message the
  * page can show, and a retry that fetches only what is missing.
+ *
+ * Where the chunks are kept: files in the origin private file system (OPFS), read with a worker's
+ * synchronous access handles straight into the model's buffer. Measured in Chromium on a 2-core machine,
+ * with a persistent profile, reading 624 MB in 13 chunks: 0.35–0.40 s from OPFS, 1.3–3.3 s from the
+ * Cache API (each chunk's arrayBuffer, then copied into place). Where a worker has no OPFS, the Cache
+ * API keeps them, as it did before; chunks an older build kept there are carried over, then deleted.
  */
 
-const CACHE_NAME = 'onepass-model';
+// The OPFS folder, and the Cache API cache, that hold the chunks.
+const STORE_NAME = 'onepass-model';
 // Before chunks were named by their hash, each manifest had a cache of its own under this prefix.
 const OLD_CACHE_PREFIX = 'onepass-model-';
-// A few chunks in flight at once, so hashing and caching one overlaps fetching the next.
+// A few chunks in flight at once, so hashing and storing one overlaps fetching the next.
 const PARALLEL_CHUNKS = 3;
+// Another tab reading or writing the same chunk holds its access handle for a moment: wait that long.
+const LOCK_RETRIES = 40;
+const LOCK_WAIT_MS = 50;
 
 export class LoadError extends Error {
   constructor(code, message) {
@@ -42,21 +52,130 @@ async function fetchOk(url, what, options) {
   return response;
 }
 
-/** The model's cache, without the per-manifest caches of older builds; null where the Cache API is missing. */
+const quotaError = () => new LoadError('quota', 'the browser has no room left to keep the model; free some site data and retry');
+
+/** The Cache API's store, without the per-manifest caches of older builds; null where it is missing. */
 async function openCache() {
   if (!globalThis.caches) return null;
   for (const old of await caches.keys()) {
     if (old.startsWith(OLD_CACHE_PREFIX)) await caches.delete(old);
   }
-  return caches.open(CACHE_NAME);
+  return caches.open(STORE_NAME);
 }
 
-/** Delete every cached chunk that `urls` (the current manifest's) does not name: an older model's. */
-async function prune(cache, urls) {
-  const keep = new Set(urls);
-  for (const request of await cache.keys()) {
-    if (!keep.has(request.url)) await cache.delete(request);
+/** Chunks in the Cache API, keyed by their URL. */
+class CacheStore {
+  constructor(cache) {
+    this.cache = cache;
   }
+
+  /** Fill `into` with the chunk at `url`; false when it is not kept (a short entry is deleted). */
+  async read(url, into) {
+    const hit = await this.cache.match(url);
+    if (!hit) return false;
+    const bytes = new Uint8Array(await hit.arrayBuffer());
+    if (bytes.byteLength === into.byteLength) {
+      into.set(bytes);
+      return true;
+    }
+    await this.cache.delete(url);
+    return false;
+  }
+
+  async write(url, bytes) {
+    try {
+      await this.cache.put(url, new Response(bytes));
+    } catch (err) {
+      throw err.name === 'QuotaExceededError' ? quotaError() : err;
+    }
+  }
+
+  /** Delete every chunk whose URL `urls` does not name: an older model's. */
+  async prune(urls) {
+    const keep = new Set(urls);
+    for (const request of await this.cache.keys()) {
+      if (!keep.has(request.url)) await this.cache.delete(request);
+    }
+  }
+}
+
+/** `file`'s synchronous access handle, waiting while another tab holds it; null if it stays held. */
+async function accessHandle(file) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await file.createSyncAccessHandle();
+    } catch (err) {
+      if (err.name !== 'NoModificationAllowedError' || attempt === LOCK_RETRIES) return null;
+      await new Promise((wait) => setTimeout(wait, LOCK_WAIT_MS));
+    }
+  }
+}
+
+/** A chunk's file name: the last part of its URL, its sha256 (hooks/model.py). */
+const fileName = (url) => url.slice(url.lastIndexOf('/') + 1);
+
+/** Chunks as OPFS files named by their hash; `legacy` is the Cache API's store, read once and then emptied. */
+class FolderStore {
+  constructor(folder, legacy) {
+    this.folder = folder;
+    this.legacy = legacy;
+  }
+
+  async read(url, into) {
+    let file = null;
+    try {
+      file = await this.folder.getFileHandle(fileName(url));
+    } catch {
+      // Not here: an older build may have kept it in the Cache API.
+      if (!(this.legacy && (await this.legacy.read(url, into)))) return false;
+      await this.write(url, into).catch(() => {}); // not kept again is fetched again, no worse
+      return true;
+    }
+    const access = await accessHandle(file);
+    if (!access) return false;
+    try {
+      // Written whole or not at all as far as a reader can tell: a short file is fetched again.
+      return access.getSize() === into.byteLength && access.read(into, { at: 0 }) === into.byteLength;
+    } finally {
+      access.close();
+    }
+  }
+
+  async write(url, bytes) {
+    const access = await accessHandle(await this.folder.getFileHandle(fileName(url), { create: true }));
+    if (!access) return; // another tab is writing the same chunk
+    try {
+      access.truncate(0);
+      access.write(bytes, { at: 0 });
+      access.flush();
+    } catch (err) {
+      throw err.name === 'QuotaExceededError' ? quotaError() : err;
+    } finally {
+      access.close();
+    }
+  }
+
+  async prune(urls) {
+    const keep = new Set(urls.map(fileName));
+    const names = [];
+    for await (const name of this.folder.keys()) names.push(name);
+    for (const name of names.filter((n) => !keep.has(n))) await this.folder.removeEntry(name).catch(() => {});
+    if (this.legacy) await caches.delete(STORE_NAME);
+  }
+}
+
+/** Where this worker keeps the chunks: OPFS where it can, else the Cache API, else nowhere (null). */
+async function openStore() {
+  const cache = await openCache().catch(() => null);
+  const legacy = cache && new CacheStore(cache);
+  if (globalThis.FileSystemFileHandle?.prototype.createSyncAccessHandle && navigator.storage?.getDirectory) {
+    try {
+      return new FolderStore(await (await navigator.storage.getDirectory()).getDirectoryHandle(STORE_NAME, { create: true }), legacy);
+    } catch {
+      // A private window may refuse OPFS: fall back to the Cache API.
+    }
+  }
+  return legacy;
 }
 
 async function readWithProgress(response, what, onBytes) {
@@ -85,22 +204,12 @@ async function readWithProgress(response, what, onBytes) {
   return bytes;
 }
 
-async function cachedChunk(cache, url, chunk) {
-  const hit = cache && (await cache.match(url));
-  if (!hit) return null;
-  const bytes = new Uint8Array(await hit.arrayBuffer());
-  // Only chunks that passed their sha256 are ever stored, in a cache named after this manifest's hash, so a
-  // hit is not hashed again (that took seconds on every visit); a short entry is fetched again.
-  if (bytes.byteLength === chunk.size) return bytes;
-  await cache.delete(url);
-  return null;
-}
-
-async function loadChunk(cache, url, chunk, what, onBytes) {
-  const hit = await cachedChunk(cache, url, chunk);
-  if (hit) {
+async function loadChunk(store, url, chunk, what, onBytes, into) {
+  // Only chunks that passed their sha256 are ever stored, under that hash, so a hit is not hashed again
+  // (that took seconds on every visit).
+  if (store && (await store.read(url, into))) {
     onBytes(chunk.size);
-    return hit;
+    return;
   }
   // The name is the content's hash, so the HTTP cache may answer; the hash below checks what it gives.
   const response = await fetchOk(url, what);
@@ -116,17 +225,8 @@ async function loadChunk(cache, url, chunk, what, onBytes) {
   if ((await sha256Hex(bytes)) !== chunk.sha256) {
     throw new LoadError('hash_mismatch', `${what} arrived damaged (its checksum is wrong). Retry, or reload the page later`);
   }
-  if (cache) {
-    try {
-      await cache.put(url, new Response(bytes));
-    } catch (err) {
-      if (err.name === 'QuotaExceededError') {
-        throw new LoadError('quota', 'the browser has no room left to keep the model; free some site data and retry');
-      }
-      throw err;
-    }
-  }
-  return bytes;
+  into.set(bytes);
+  if (store) await store.write(url, bytes);
 }
 
 /** The site's model manifest at `modelUrl`, or a LoadError that says why there is none. */
@@ -147,7 +247,7 @@ export async function readManifest(modelUrl) {
  */
 export async function loadModel(modelUrl, onProgress, onFile = () => {}) {
   const manifest = await readManifest(modelUrl);
-  const cache = await openCache();
+  const store = await openStore();
   const total = manifest.files.reduce((sum, file) => sum + file.size, 0);
   let loaded = 0;
   const onBytes = (n) => {
@@ -167,14 +267,14 @@ export async function loadModel(modelUrl, onProgress, onFile = () => {}) {
     const offsets = chunks.map((_, i) => chunks.slice(0, i).reduce((sum, chunk) => sum + chunk.size, 0));
     await inParallel(chunks.map((chunk, i) => async () => {
       const what = `part ${i + 1} of ${chunks.length} of the model's ${file.name} (${chunk.name})`;
-      whole.set(await loadChunk(cache, new URL(chunk.name, modelUrl).href, chunk, what, onBytes), offsets[i]);
+      await loadChunk(store, new URL(chunk.name, modelUrl).href, chunk, what, onBytes, whole.subarray(offsets[i], offsets[i] + chunk.size));
     }), PARALLEL_CHUNKS);
     files[file.name] = whole;
     // After the next file's first reads are under way, so the two overlap.
     finished.push(new Promise((next) => setTimeout(next, 0)).then(() => onFile(file.name, whole)));
   }
   await Promise.all(finished);
-  if (cache) await prune(cache, manifest.files.flatMap((file) => (file.chunks ?? [file]).map((c) => new URL(c.name, modelUrl).href)));
+  if (store) await store.prune(manifest.files.flatMap((file) => (file.chunks ?? [file]).map((c) => new URL(c.name, modelUrl).href)));
   return { manifest, files };
 }
 
