@@ -5,6 +5,9 @@
  * cache stays here, in JavaScript, and only token ids, argmax, top-k and timings cross the
  * bridge. With the cache off a session keeps its ids and re-runs the whole text every pass.
  * Every name and shape comes from the export's manifest.
+ *
+ * The OnnxBridge runs in the model's worker (model-worker.js), beside the session; worker.js, where Python
+ * runs, holds a RemoteBridge with the same calls, which it hands to Python instead.
  */
 
 const int64 = (ort, values, dims) => new ort.Tensor('int64', BigInt64Array.from(values, BigInt), dims);
@@ -36,8 +39,8 @@ export class OnnxBridge {
     };
   }
 
-  open(kvCache) {
-    const id = this.nextId++;
+  /** A new session; `id` names it when the caller chooses (the RemoteBridge, across workers). */
+  open(kvCache, id = this.nextId++) {
     this.sessions.set(id, { kvCache: Boolean(kvCache), past: null, ids: [], length: 0 });
     return id;
   }
@@ -132,5 +135,102 @@ export class OnnxBridge {
     const kept = new Float32Array(heads * length * dim);
     for (let h = 0; h < heads; h++) kept.set(tensor.data.subarray(h * seq * dim, (h * seq + length) * dim), h * length * dim);
     return new this.ort.Tensor('float32', kept, [1, heads, length, dim]);
+  }
+}
+
+/**
+ * Requests to a worker that answers {id, type: 'done', result} or {id, type: 'error', error} (model-worker.js),
+ * and passes anything else it says about a request (progress, files) to that request's `onEvent`.
+ */
+export class WorkerChannel {
+  constructor(worker) {
+    this.worker = worker;
+    this.pending = new Map();
+    this.nextId = 1;
+    worker.onmessage = ({ data }) => {
+      const request = this.pending.get(data.id);
+      if (!request) return;
+      if (data.type === 'done') request.resolve(data.result);
+      else if (data.type === 'error') request.reject(Object.assign(new Error(data.error.message), data.error.code ? data.error : {}));
+      else return request.onEvent(data);
+      this.pending.delete(data.id);
+    };
+    // An error the worker did not catch (its script failed to load, or it died): every waiting request fails.
+    worker.onerror = (event) => {
+      event.preventDefault?.();
+      this.fail(new Error(`the model's worker stopped: ${event.message ?? 'no reason given'}`));
+    };
+  }
+
+  request(type, fields = {}, onEvent = () => {}) {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, onEvent });
+      this.worker.postMessage({ id, type, ...fields });
+    });
+  }
+
+  /** A message that needs no answer; it is handled in order with the requests. */
+  tell(type, fields = {}) {
+    this.worker.postMessage({ type, ...fields });
+  }
+
+  fail(err) {
+    for (const { reject } of this.pending.values()) reject(err);
+    this.pending.clear();
+    this.onFail?.(err);
+  }
+}
+
+/**
+ * The OnnxBridge's calls, made across to the model's worker: what worker.js hands to Python. `open`,
+ * `rollback` and `closeAll` answer at once (the worker handles them in order before the next run), so a
+ * rollback's seconds are counted in the next pass's `kv_seconds` there; `run` waits for the pass.
+ */
+export class RemoteBridge {
+  constructor(channel) {
+    this.channel = channel;
+    this.nextId = 1;
+    this.stopped = false;
+  }
+
+  module() {
+    return {
+      open: (kvCache) => this.open(kvCache),
+      run: (id, newIds, start, wantLogits, rowsFrom) => this.run(id, newIds, start, wantLogits, rowsFrom),
+      rollback: (id, length) => this.rollback(id, length),
+    };
+  }
+
+  /** The page's Cancel: the next pass, here or in the model's worker, throws 'cancelled'. */
+  get cancelled() {
+    return this.stopped;
+  }
+
+  set cancelled(value) {
+    this.stopped = value;
+    this.channel.tell('cancel', { cancelled: value });
+  }
+
+  open(kvCache) {
+    const session = `remote-${this.nextId++}`;
+    this.channel.tell('open', { session, kvCache: Boolean(kvCache) });
+    return session;
+  }
+
+  async run(id, newIds, start, wantLogits, rowsFrom = 0) {
+    // A PyProxy argument lives only until this call returns its promise: copy it first.
+    const ids = newIds?.toJs ? newIds.toJs() : Array.from(newIds);
+    if (this.stopped) throw new Error('cancelled');
+    return this.channel.request('run', { session: id, newIds: ids, start, wantLogits, rowsFrom });
+  }
+
+  rollback(id, length) {
+    this.channel.tell('rollback', { session: id, length });
+    return 0;
+  }
+
+  closeAll() {
+    this.channel.tell('closeAll');
   }
 }

@@ -1,5 +1,7 @@
 /**
- * The one worker that owns Pyodide, the tokenizer and the ONNX session.
+ * The one worker the page talks to: it owns Pyodide and the tokenizer, and starts the model's own worker
+ * (model-worker.js: the model's files, the ONNX session, every pass), which Python reaches through a
+ * RemoteBridge (bridge.js). The two start side by side: Pyodide here, the session there.
  *
  * What a panel's request gives (generate, verify, predict, sample, sampleNext) is decided in Python,
  * py/onepass/panels.py: this hands it the request, the model and the tokenizer, posts its pass events and returns
@@ -27,17 +29,12 @@
  * posted on the clock page and worker share (performance.timeOrigin + performance.now(), in ms).
  */
 import { Tokenizer } from '../../../vendor/tokenizers/tokenizers.min.mjs';
-import * as ort from '../../../vendor/ort/ort.wasm.min.mjs';
 import { loadPyodide } from '../../../vendor/pyodide/pyodide.mjs';
 
-import { OnnxBridge } from './bridge.js';
+import { RemoteBridge, WorkerChannel } from './bridge.js';
 import { ByteDecoder } from './decoder.js';
-import { passTimes, positionIndependence, SESSION_OPTIONS, timePasses } from './harness.js';
-import { loadModel } from './loader.js';
 
-const SITE = new URL('../../../', import.meta.url);
-const VENDOR = new URL('vendor/', SITE);
-const MAX_THREADS = 4; // a 0.5B model gains little past four threads, and the page must stay responsive
+const VENDOR = new URL('../../../vendor/', import.meta.url);
 const MAX_MEASURE_RUNS = 20; // step 3's measurement: a median of a few runs is enough
 const MEASURE_WARMUP = 2; // the first passes of a size pay for allocations the later ones reuse
 
@@ -48,12 +45,6 @@ let busy = false;
 let interrupt = null; // Pyodide's interrupt buffer, shared with the page when it is cross-origin isolated
 
 const post = (message) => self.postMessage(message);
-
-function threadCount(requested) {
-  // WASM threads need SharedArrayBuffer, which only a cross-origin isolated page has.
-  if (!self.crossOriginIsolated) return 1;
-  return Math.max(1, Math.min(requested ?? navigator.hardwareConcurrency ?? 1, MAX_THREADS));
-}
 
 async function startPython(runtime) {
   const began = performance.now();
@@ -94,28 +85,34 @@ async function load(id, threads) {
   const began = performance.now();
   const since = () => (performance.now() - began) / 1000;
   const runtime = await vendored();
-  // Pyodide starts while the model's bytes arrive and the session is made: it is ready by the end.
+  // Pyodide starts here while the model's worker reads the model's bytes and makes the session.
   ensurePython().catch(() => {}); // if the download fails first, Pyodide's own failure is reported on the retry
   let text = null; // the tokenizer, built while the weights still arrive (it arrives first: it is smaller)
-  const onFile = async (name, bytes) => {
-    if (name !== 'tokenizer.json') return;
+  const onEvent = (event) => {
+    if (event.type === 'progress') return post({ id, type: 'progress', loaded: event.loaded, total: event.total });
+    if (event.type !== 'file') return;
     const tokenizerBegan = performance.now();
-    const json = JSON.parse(new TextDecoder().decode(bytes));
+    const json = JSON.parse(new TextDecoder().decode(event.bytes));
     text = { tokenizer: new Tokenizer(json, {}), decoder: new ByteDecoder(json) };
     timings.tokenizer = (performance.now() - tokenizerBegan) / 1000;
   };
-  const model = await loadModel(new URL('model/', SITE), (loaded, total) => post({ id, type: 'progress', loaded, total }), onFile);
-  timings.model_bytes = since();
+  const channel = new WorkerChannel(new Worker(new URL('./model-worker.js', import.meta.url), { type: 'module' }));
+  try {
+    const model = await channel.request('load', { threads }, onEvent);
+    return await ready(model, channel, text, runtime, timings, since);
+  } catch (err) {
+    channel.worker.terminate(); // a retry starts a new one: the model's memory must not be held twice
+    throw err;
+  }
+}
 
-  ort.env.wasm.wasmPaths = VENDOR.href + 'ort/';
-  ort.env.wasm.numThreads = threadCount(threads);
-  const sessionBegan = performance.now();
-  const onnx = await ort.InferenceSession.create(model.files['model.onnx'], SESSION_OPTIONS);
-  timings.onnx_session = (performance.now() - sessionBegan) / 1000;
-  // The session holds its own copy of the weights: let the JavaScript one go now, not when loading ends.
-  delete model.files['model.onnx'];
-
-  delete model.files['tokenizer.json'];
+/** The loaded runtime, once the model's worker has the session: Python, the tokenizer and the bridge joined. */
+async function ready(model, channel, text, runtime, timings, since) {
+  // If the model's worker dies later, its waiting requests fail and the next request loads it again.
+  channel.onFail = () => {
+    loading = null;
+  };
+  Object.assign(timings, model.timings);
   if (!text) throw Object.assign(new Error("the model's manifest lists no tokenizer.json"), { code: 'not_found', retryable: true });
   const { tokenizer, decoder } = text;
 
@@ -123,7 +120,7 @@ async function load(id, threads) {
   const { pyodide, seconds } = await ensurePython();
   timings.pyodide = seconds;
   timings.pyodide_wait = (performance.now() - waited) / 1000;
-  const bridge = new OnnxBridge(ort, onnx, model.manifest);
+  const bridge = new RemoteBridge(channel);
   const browser = pyodide.pyimport('onepass.backends.browser');
   const panels = pyodide.pyimport('onepass.panels');
   // The bridge and the tokenizer go to Python as plain JS objects: the algorithms never import `js` or a JS module.
@@ -139,13 +136,13 @@ async function load(id, threads) {
     identity: model.manifest.identity,
     bytes: model.manifest.files.reduce((sum, f) => sum + f.size, 0),
     quantisation: model.manifest.quantisation.name,
-    threads: ort.env.wasm.numThreads,
+    threads: model.threads,
     crossOriginIsolated: self.crossOriginIsolated,
-    versions: { ...runtime.versions, pyodideRuntime: pyodide.version, ort: ort.env.versions.web },
+    versions: { ...runtime.versions, pyodideRuntime: pyodide.version, ort: model.ort },
     limits,
     timings,
   };
-  return { pyodide, browser, panels, backend, bridge, tokenizer, decoder, pyTokenizer, limits, info };
+  return { pyodide, browser, panels, backend, channel, bridge, tokenizer, decoder, pyTokenizer, limits, info };
 }
 
 function ensureLoaded(id, threads) {
@@ -207,21 +204,16 @@ async function measure(id, { text, sizes, runs = 5 }) {
   if (!whole(runs, MAX_MEASURE_RUNS)) throw inputError(`runs must be a whole number from 1 to ${MAX_MEASURE_RUNS}`);
   // A short text is repeated until it is long enough for the largest pass.
   while (ids.length < Math.max(...sizes)) ids = ids.concat(ids);
-  const b = rt.bridge;
-  b.cancelled = false;
-  try {
-    const ms = {};
-    for (const n of sizes) ms[n] = await timePasses(() => b.run(b.open(true), ids.slice(0, n), 0, false), () => b.closeAll(), runs, MEASURE_WARMUP);
-    return { ms, runs, threads: ort.env.wasm.numThreads };
-  } finally {
-    b.closeAll();
-  }
+  rt.bridge.cancelled = false;
+  const ms = await rt.channel.request('measure', { ids, sizes, runs, warmup: MEASURE_WARMUP });
+  return { ms, runs, threads: rt.info.threads };
 }
 
 /** The harness's pass times (ms, in JS), and the Python bridge's cost per pass. */
 async function bench(rt, { ids, past = 32, verify = 6, prefill = 30, runs = 10, warmup = 3 }) {
   rt.bridge.cancelled = false;
-  const figures = { threads: ort.env.wasm.numThreads, ...(await passTimes(rt.bridge, ids, { past, verify, prefill, runs, warmup })) };
+  const options = { past, verify, prefill, runs, warmup };
+  const figures = { threads: rt.info.threads, ...(await rt.channel.request('passTimes', { ids, options })) };
   figures.bridge_ms = 1000 * (await rt.browser.bridge_overhead(rt.backend, ids.slice(0, past + 1), past, runs));
   return figures;
 }
@@ -293,11 +285,7 @@ const HANDLERS = {
   positionIndependence: (id, { ids, cases }) => exclusive(async () => {
     const rt = await ensureLoaded(id);
     rt.bridge.cancelled = false;
-    try {
-      return await positionIndependence(rt.bridge, ids, cases);
-    } finally {
-      rt.bridge.closeAll();
-    }
+    return rt.channel.request('positionIndependence', { ids, cases });
   }),
   cancel: async () => {
     const rt = loading && (await loading);

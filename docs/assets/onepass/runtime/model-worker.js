@@ -1,0 +1,120 @@
+/**
+ * The model's own worker, started by worker.js: it loads the model's files (loader.js), makes the ONNX
+ * session and runs every pass (bridge.js), and times passes and checks them (harness.js) where they run.
+ *
+ * Why a second worker: making the session (about 2.2 s on the real model) and starting Pyodide (about
+ * 2.2 s) are both work on one thread; in one worker they took turns, here they run side by side on two
+ * cores. Measured in Chromium on a 2-core machine, warm: 5.6 s from the request to a loaded model when
+ * the two took turns, against the sum of the longer side's phases when they do not (benchmarks/bench_browser.py).
+ *
+ * Messages in (each {id, type, ...}; answered {id, type: 'done', result} or {id, type: 'error', error}):
+ *   load {threads}            the model: {id, type: 'progress', loaded, total} as bytes arrive, the tokenizer's
+ *                             bytes as {id, type: 'file', name, bytes} (transferred) as soon as they are here,
+ *                             then {manifest, threads, ort, timings: {model_bytes, onnx_session}}
+ *   open {session, kvCache}   | run {session, newIds, start, wantLogits, rowsFrom} | rollback {session, length}
+ *   closeAll                  the bridge's calls (bridge.js), sessions named by the caller's ids
+ *   measure {ids, sizes, runs, warmup} | passTimes {ids, options} | positionIndependence {ids, cases}
+ *   cancel {cancelled}        handled at once, between the passes of a running request; the rest in order
+ */
+import * as ort from '../../../vendor/ort/ort.wasm.min.mjs';
+
+import { OnnxBridge } from './bridge.js';
+import { passTimes, positionIndependence, SESSION_OPTIONS, timePasses } from './harness.js';
+import { loadModel } from './loader.js';
+
+const SITE = new URL('../../../', import.meta.url);
+const MAX_THREADS = 4; // a 0.5B model gains little past four threads, and the page must stay responsive
+
+let bridge = null;
+const cuts = new Map(); // seconds of each session's rollbacks since its last pass (the caller counts them as kv)
+
+function threadCount(requested) {
+  // WASM threads need SharedArrayBuffer, which only a cross-origin isolated page has.
+  if (!self.crossOriginIsolated) return 1;
+  return Math.max(1, Math.min(requested ?? navigator.hardwareConcurrency ?? 1, MAX_THREADS));
+}
+
+async function load(id, { threads }) {
+  const began = performance.now();
+  const onFile = (name, bytes) => {
+    if (name === 'tokenizer.json') self.postMessage({ id, type: 'file', name, bytes }, [bytes.buffer]);
+  };
+  const onProgress = (loaded, total) => self.postMessage({ id, type: 'progress', loaded, total });
+  const model = await loadModel(new URL('model/', SITE), onProgress, onFile);
+  const timings = { model_bytes: (performance.now() - began) / 1000 };
+
+  ort.env.wasm.wasmPaths = new URL('vendor/ort/', SITE).href;
+  ort.env.wasm.numThreads = threadCount(threads);
+  const sessionBegan = performance.now();
+  const onnx = await ort.InferenceSession.create(model.files['model.onnx'], SESSION_OPTIONS);
+  timings.onnx_session = (performance.now() - sessionBegan) / 1000;
+  // The session holds its own copy of the weights: the JavaScript one goes with `model`.
+  bridge = new OnnxBridge(ort, onnx, model.manifest);
+  return { manifest: model.manifest, threads: ort.env.wasm.numThreads, ort: ort.env.versions.web, timings };
+}
+
+function loaded() {
+  if (!bridge) throw new Error('the model is not loaded in its worker');
+  return bridge;
+}
+
+/** Each answer is the bridge's or the harness's own, unchanged. */
+const HANDLERS = {
+  load,
+  open: (id, { session, kvCache }) => loaded().open(kvCache, session),
+  run: async (id, { session, newIds, start, wantLogits, rowsFrom }) => {
+    const result = await loaded().run(session, newIds, start, wantLogits, rowsFrom);
+    result.kv_seconds += cuts.get(session) ?? 0;
+    cuts.delete(session);
+    return result;
+  },
+  rollback: (id, { session, length }) => {
+    cuts.set(session, (cuts.get(session) ?? 0) + loaded().rollback(session, length));
+  },
+  closeAll: () => {
+    cuts.clear();
+    loaded().closeAll();
+  },
+  measure: async (id, { ids, sizes, runs, warmup }) => {
+    const b = loaded();
+    const ms = {};
+    try {
+      for (const n of sizes) ms[n] = await timePasses(() => b.run(b.open(true), ids.slice(0, n), 0, false), () => b.closeAll(), runs, warmup);
+    } finally {
+      b.closeAll();
+    }
+    return ms;
+  },
+  passTimes: (id, { ids, options }) => passTimes(loaded(), ids, options),
+  positionIndependence: async (id, { ids, cases }) => {
+    try {
+      return await positionIndependence(loaded(), ids, cases);
+    } finally {
+      loaded().closeAll();
+    }
+  },
+};
+
+/** A result's transferable buffers (a pass's logits), so they move instead of being copied. */
+const transfers = (result) => (result?.logits?.buffer ? [result.logits.buffer] : []);
+
+let queue = Promise.resolve();
+
+self.onmessage = ({ data }) => {
+  // The page's Cancel reaches a running request between its passes; everything else runs in order.
+  if (data.type === 'cancel') {
+    if (bridge) bridge.cancelled = data.cancelled;
+    return;
+  }
+  queue = queue.then(async () => {
+    try {
+      const result = await HANDLERS[data.type](data.id, data);
+      if (data.id !== undefined) self.postMessage({ id: data.id, type: 'done', result }, transfers(result));
+    } catch (err) {
+      // Plain fields only: the worker.js side rebuilds the error, with a LoadError's code and retry.
+      const error = { message: String(err?.message ?? err), code: err?.code, retryable: err?.retryable };
+      if (data.id !== undefined) self.postMessage({ id: data.id, type: 'error', error });
+      else console.error('onepass model worker:', error.message);
+    }
+  });
+};
