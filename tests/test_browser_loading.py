@@ -3,11 +3,12 @@
 import functools
 import json
 import os
+import shutil
 import socket
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
-from tests.browser import offline_page, stored_chunks
+from tests.browser import Server, offline_page, stored_chunks
 
 pytest_plugins = ["tests.browser"]  # the browser fixtures, registered once for the whole session
 
@@ -94,6 +95,28 @@ def test_chunks_an_older_build_kept_in_the_cache_api_move_to_opfs_without_a_down
         assert "onepass-model" not in page.evaluate("() => caches.keys()")
     finally:
         context.close()
+    assert outside == []
+
+
+def test_a_model_worker_that_fails_to_start_is_a_plain_retryable_error(chromium, tiny_site, tmp_path):
+    # A site whose model worker throws as it starts (Playwright's routes do not see a worker's own workers).
+    site = tmp_path / "site"
+    shutil.copytree(tiny_site, site)
+    script = site / "assets" / "onepass" / "runtime" / "model-worker.js"
+    good = script.read_text()
+    script.write_text("throw new Error('raw words the reader must not see');\n")
+    server = Server(site)
+    context, page, outside = offline_page(chromium, consent=False, service_workers="block")
+    try:
+        open_page(page, server)
+        error = page.evaluate(LOAD)
+        assert error["code"] == "model" and error["retryable"] and "reload the page" in error["message"]
+        assert "raw words" not in error["message"]
+        script.write_text(good)
+        assert page.evaluate(LOAD) == "loaded"
+    finally:
+        context.close()
+        server.stop()
     assert outside == []
 
 

@@ -155,10 +155,12 @@ export class WorkerChannel {
       else return request.onEvent(data);
       this.pending.delete(data.id);
     };
-    // An error the worker did not catch (its script failed to load, or it died): every waiting request fails.
+    // An error the worker did not catch (its script failed to load, or it died): every waiting request fails,
+    // in words for the reader, with what the browser said as the detail.
     worker.onerror = (event) => {
       event.preventDefault?.();
-      this.fail(new Error(`the model's worker stopped: ${event.message ?? 'no reason given'}`));
+      this.fail(Object.assign(new Error("the model stopped in this tab: run again, or reload the page"),
+        { code: 'model', retryable: true, detail: event.message ?? 'the worker gave no reason' }));
     };
   }
 
