@@ -1,8 +1,9 @@
-"""The browser backend: onnxruntime-web in the page's worker, reached from Pyodide.
+"""The browser backend: onnxruntime-web in the model's worker, reached from Pyodide in the worker beside it.
 
 The worker hands in ``bridge``, a JavaScript object with ``open(kv_cache)``,
-``run(session, new_ids, start, logits)`` (a Promise) and ``rollback(session,
-length)``, and a tokenizer object with ``encode(text)`` and ``decode(ids)``
+``run(session, new_ids, start, logits, rows_from)`` (a Promise) and
+``rollback(session, length)`` (bridge.js's RemoteBridge: a rollback answers at
+once, and its seconds arrive with the next pass's ``kv_seconds``), and a tokenizer object with ``encode(text)`` and ``decode(ids)``
 over its JavaScript tokenizer. The KV cache stays on the JavaScript side; only
 token ids, argmax, top-k and timings cross. What the panels ask for is decided
 in ``panels.py``, over these as over the native backend. Nothing here imports

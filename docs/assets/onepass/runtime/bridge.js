@@ -1,8 +1,8 @@
 /**
- * The ONNX side of the seam, handed to Python's browser backend as a plain JS object.
+ * The ONNX side of the seam: the OnnxBridge beside the session, and the RemoteBridge that Python is handed.
  *
- * Python's browser backend (py/onepass/backends/browser.py) calls open/run/rollback; the KV
- * cache stays here, in JavaScript, and only token ids, argmax, top-k and timings cross the
+ * Python's browser backend (py/onepass/backends/browser.py) calls open/run/rollback (through a RemoteBridge,
+ * below); the KV cache stays here, in JavaScript, and only token ids, argmax, top-k and timings cross the
  * bridge. With the cache off a session keeps its ids and re-runs the whole text every pass.
  * Every name and shape comes from the export's manifest.
  *
@@ -28,15 +28,6 @@ export class OnnxBridge {
     this.sessions = new Map();
     this.nextId = 1;
     this.cancelled = false;
-  }
-
-  /** The functions Python sees. */
-  module() {
-    return {
-      open: (kvCache) => this.open(kvCache),
-      run: (id, newIds, start, wantLogits, rowsFrom) => this.run(id, newIds, start, wantLogits, rowsFrom),
-      rollback: (id, length) => this.rollback(id, length),
-    };
   }
 
   /** A new session; `id` names it when the caller chooses (the RemoteBridge, across workers). */
@@ -196,6 +187,7 @@ export class RemoteBridge {
     this.stopped = false;
   }
 
+  /** The functions Python sees (py/onepass/backends/browser.py). */
   module() {
     return {
       open: (kvCache) => this.open(kvCache),
