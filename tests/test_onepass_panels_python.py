@@ -19,7 +19,7 @@ from onepass.editable import DEFAULT_SOURCE, ProposerError, compile_proposer
 from onepass.examples import EXAMPLES
 from onepass.greedy import greedy
 from onepass.lookup import prompt_lookup
-from onepass.panels import DEFAULTS, Stream, generate, labels, predict, sample, verify
+from onepass.panels import DEFAULTS, Stream, generate, labels, pieces, predict, sample, verify
 
 VOCAB = 100
 EURO = "\u20ac"  # three bytes in UTF-8: a character split across three byte tokens
@@ -41,6 +41,8 @@ def test_a_split_character_is_held_back_until_its_last_byte_arrives():
     stream = Stream(Bytes())
     euro = list(EURO.encode())
     assert [stream.push(ids) for ids in ([65, euro[0]], [euro[1]], [euro[2], 66])] == ["A", "", EURO + "B"]
+    # What the worker's decode request gives: the same pieces, then what is still held back at the end.
+    assert json.loads(pieces(Bytes(), [65, euro[0]])) == {"pieces": ["A", "", "\ufffd"], "text": "A\ufffd"}
     # A label is a token's own text: a piece of a character shows as U+FFFD.
     assert labels(Bytes(), [euro[0], 65, 65]) == {"65": "A", str(euro[0]): "\ufffd"}
 

@@ -111,11 +111,17 @@ class Stream:
 
     def push(self, added: list[int]) -> str:
         self.ids += added
-        # A character split across tokens decodes as U+FFFD until its last byte arrives: hold it back, as the
-        # browser's streaming TextDecoder does.
+        # A character split across tokens decodes as U+FFFD until its last byte arrives: hold it back. (The one
+        # streaming of a run's text: the worker's decode request streams through here too, with `pieces`.)
         complete = self.tokenizer.decode(self.ids).rstrip("\ufffd")
         piece, self.shown = complete[len(self.shown):], complete
         return piece
+
+    def end(self) -> str:
+        """What ``push`` still holds back once no more ids will come: a character left unfinished, as U+FFFD."""
+        whole = self.tokenizer.decode(self.ids)
+        rest, self.shown = whole[len(self.shown):], whole
+        return rest
 
 
 def answers(function):
@@ -166,6 +172,14 @@ def seed_of(value) -> int | float:
 def tokens(tokenizer: Tokenizer, text) -> str:
     """The reader's text as ids, ``{"ids": [...]}``, for step 3's measurement, which needs no Python beyond this."""
     return json.dumps({"ids": encoded(tokenizer, text)})
+
+
+@answers
+def pieces(tokenizer: Tokenizer, ids) -> str:
+    """``ids`` streamed one at a time as a run streams them: ``{"pieces": [one per id, then the end], "text"}``."""
+    ids = [int(token) for token in ids]
+    stream = Stream(tokenizer)
+    return json.dumps({"pieces": [stream.push([token]) for token in ids] + [stream.end()], "text": tokenizer.decode(ids)})
 
 
 @answers

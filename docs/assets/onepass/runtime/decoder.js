@@ -1,10 +1,11 @@
 /**
- * Token ids back to text, a piece at a time, never showing half a UTF-8 character.
+ * Token ids back to text.
  *
  * A byte-level BPE token is a run of bytes, and a character (an emoji, a CJK ideograph) may be
  * split across tokens. Each id is mapped to its bytes (GPT-2's byte-to-unicode table, inverted;
- * added tokens are their own UTF-8 text) and fed to a streaming TextDecoder, which holds back
- * an incomplete character until the bytes that finish it arrive.
+ * added tokens are their own UTF-8 text) and the bytes are decoded together, so a character split
+ * across tokens decodes whole (an unfinished one as U+FFFD). Streaming a run's text a piece at a time
+ * is Python's (py/onepass/panels.py, `Stream`), over this.
  */
 
 /** GPT-2's table: every byte is written as a printable character in tokenizer.json's vocabulary. */
@@ -38,17 +39,10 @@ export class ByteDecoder {
     return bytes;
   }
 
-  /** A stream: push(ids) returns the text completed so far, holding back a partial character. */
-  stream() {
-    const utf8 = new TextDecoder('utf-8');
-    return {
-      push: (ids) => ids.map((id) => utf8.decode(this.idBytes(id), { stream: true })).join(''),
-      end: () => utf8.decode(),
-    };
-  }
-
   decode(ids) {
-    const s = this.stream();
-    return s.push(ids) + s.end();
+    const parts = ids.map((id) => this.idBytes(id));
+    const bytes = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
+    parts.reduce((offset, part) => (bytes.set(part, offset), offset + part.length), 0);
+    return new TextDecoder('utf-8').decode(bytes);
   }
 }

@@ -242,8 +242,8 @@ const HANDLERS = {
   },
   decode: async (id, { ids }) => {
     const rt = await ensureLoaded(id);
-    const stream = rt.decoder.stream();
-    return { pieces: ids.map((token) => stream.push([token])).concat([stream.end()]), text: rt.decoder.decode(ids) };
+    // Streamed as a run streams its text, by Python's Stream (py/onepass/panels.py).
+    return answer(rt.panels.pieces(rt.pyTokenizer, ids));
   },
   generate: (id, message) => exclusive(() => generate(id, message)),
   predict: (id, message) => exclusive(async () => panel(await ensureLoaded(id), 'predict', id, message)),
