@@ -30,6 +30,14 @@ READY = """() => document.querySelector('[data-onepass-panel]')
 SETTLED = """() => !document.querySelector('[data-onepass-panel][data-state=running]')
     && [...document.querySelectorAll('[data-onepass-widget=speedup-chart]')].every((c) => 'ready' in c.dataset)"""
 # Step 5's figures, as step 6's chart reads them.
+# Every finite animation and transition has ended (Material fades the search results in: axe, run mid-fade, reads a
+# blend of the text and the background, a contrast the settled page does not have). At most 5 s, for a paused one.
+STILL = """() => Promise.race([
+    Promise.all(document.getAnimations()
+        .filter((a) => a.effect && a.effect.getComputedTiming().endTime !== Infinity)
+        .map((a) => a.finished.catch(() => null))),
+    new Promise((resolve) => setTimeout(resolve, 5000)),
+]).then(() => true)"""
 MEASURED = {"alpha": 0.62, "c": 0.004, "gamma": 6, "tokens_per_pass": 1.93, "passes": 41, "tokens": 79,
             "greedy_passes": 79, "label": "Capitals"}
 
@@ -127,6 +135,7 @@ def audit(page, moment: str) -> list[str]:
             overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
             found.append(f"{moment}, {name}: the page is {overflow} px wider than the screen")
         page.wait_for_timeout(300)  # the charts redraw at the new width
+        assert page.evaluate(STILL)
         violations = page.evaluate("() => axe.run(document, {resultTypes: ['violations']}).then((r) => r.violations)")
         blocking = [v for v in violations if v["impact"] in BLOCKING]
         if blocking:
