@@ -2,8 +2,9 @@
 
 The panels are mounted by hand on the runtime page (``window.onepassMount``),
 so this module does not depend on the lesson's Markdown. One page serves the
-whole module, in order: the model's download is first blocked, to see the
-precomputed traces and the retry, then allowed.
+whole module: the model's weights are first held back, to see the
+precomputed traces and the retry, then let through (by the first test, or by
+the ``panels`` fixture when a test runs on its own).
 """
 
 import json
@@ -17,6 +18,7 @@ pytest_plugins = ["tests.browser"]
 
 PANELS = ["model-card", "greedy", "all-at-once", "guess", "lookup", "sampling"]
 RUN_MS = 120_000
+CHUNKS = "**/model/chunks/*"
 
 
 def mount(page, url: str) -> None:
@@ -33,13 +35,13 @@ def mount(page, url: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def panels(chromium, tiny_server):
+def held_back(chromium, tiny_server):
     context, page, outside = offline_page(chromium)
     page.set_default_timeout(LOAD_TIMEOUT_MS)
     errors = []
     page.on("pageerror", lambda err: errors.append(str(err)))
     # The model's weights are held back at first: the panels must show their precomputed runs, then fail to load.
-    page.route("**/model/chunks/*", lambda route: route.abort())
+    page.route(CHUNKS, lambda route: route.abort())
     mount(page, tiny_server.url)
     yield page
     context.close()
@@ -47,11 +49,20 @@ def panels(chromium, tiny_server):
     assert errors == [], errors
 
 
+@pytest.fixture
+def panels(held_back):
+    """The page with the weights let through and the model loaded, whichever of the module's tests runs first."""
+    held_back.unroute(CHUNKS)
+    assert held_back.evaluate("() => window.onepass().load().then(() => true)")
+    return held_back
+
+
 def panel(page, kind: str):
     return page.locator(f"[data-onepass-panel={kind}]")
 
 
-def test_traces_show_before_the_model_and_a_failed_load_offers_retry(panels):
+def test_traces_show_before_the_model_and_a_failed_load_offers_retry(held_back):
+    panels = held_back
     for kind in ["greedy", "all-at-once", "guess", "lookup"]:
         panels.wait_for_selector(f"[data-onepass-panel={kind}][data-source=trace]")
         text = panel(panels, kind).inner_text()
@@ -62,7 +73,7 @@ def test_traces_show_before_the_model_and_a_failed_load_offers_retry(panels):
     assert "could not be loaded" in panel(panels, "greedy").locator(".onepass-status").inner_text()
     retry = panel(panels, "greedy").locator(".onepass-retry")
     assert retry.is_visible()
-    panels.unroute("**/model/chunks/*")
+    panels.unroute(CHUNKS)
     retry.click()
     panels.wait_for_selector("[data-onepass-panel=greedy] .onepass-retry", state="hidden")
     assert "Loaded tiny-random-qwen2" in panel(panels, "greedy").locator(".onepass-status").inner_text()
