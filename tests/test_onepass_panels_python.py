@@ -111,10 +111,18 @@ def test_the_default_proposer_is_prompt_lookup():
     ("x = 1\n", "define a function propose"),
     ("raise ValueError('no')\n", "running your code failed"),
     ("def propose(text):\n    return []\0\n", "cannot be read|syntax error"),
+    # A long run of names would overflow the browser's stack in the parser (limits.MAX_LINE_NAMES).
+    ("many words " * 1819 + "x", "line 1 of your code has over 500 names"),
+    ("def propose(text):\n    return [\n" + "text[0],\n" * 600 + "]\n", "line 2 of your code has over 500 names"),
 ])
 def test_a_broken_proposer_gives_a_clear_message(source, message):
     with pytest.raises(ProposerError, match=message):
         compile_proposer(source, VOCAB)([1, 2, 3])
+
+
+def test_a_long_list_of_ids_is_still_a_proposer():
+    source = "IDS = [" + "1, " * 3000 + "1]\n\ndef propose(text):\n    return IDS[:6]\n"
+    assert compile_proposer(source, VOCAB)([1, 2, 3]) == [1] * 6
 
 
 def test_chi_square_tail_matches_tables():

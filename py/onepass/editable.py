@@ -8,8 +8,11 @@ ends in a ``ProposerError`` with a message for the page, never in a wrong text:
 verification still decides what is kept.
 """
 
+import io
+import tokenize
+
 from .drafted import Proposer
-from .limits import MAX_NEW_TOKENS
+from .limits import MAX_LINE_NAMES, MAX_NEW_TOKENS
 
 DEFAULT_SOURCE = '''def propose(text: list[int]) -> list[int]:
     """Prompt lookup: copy what followed the latest earlier occurrence of the text's last tokens."""
@@ -31,6 +34,7 @@ class ProposerError(Exception):
 
 def compile_proposer(source: str, vocab_size: int) -> Proposer:
     """The ``propose`` function defined by ``source``, wrapped so that every draft is checked."""
+    check_lines(source)
     try:
         code = compile(source, "<your proposer>", "exec")
     except SyntaxError as err:
@@ -54,6 +58,26 @@ def compile_proposer(source: str, vocab_size: int) -> Proposer:
         return check_draft(draft, vocab_size)
 
     return checked
+
+
+def check_lines(source: str) -> None:
+    """Refuse a logical line of more than ``MAX_LINE_NAMES`` names before the parser sees it (see limits.py).
+
+    Python's tokenizer reads line by line without recursing; source it cannot read is left to ``compile``,
+    whose message is clearer.
+    """
+    names, first = 0, None  # in this logical line: its names, and the line it starts on
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.NEWLINE:
+                names, first = 0, None
+            elif token.type == tokenize.NAME:
+                names, first = names + 1, first or token.start[0]
+                if names > MAX_LINE_NAMES:
+                    raise ProposerError(f"line {first} of your code has over {MAX_LINE_NAMES} names: "
+                                        "split it over several lines")
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return
 
 
 def kind(err: Exception) -> str:

@@ -21,6 +21,11 @@ MAX_PASS_TOKENS = MAX_PROMPT_TOKENS + MAX_NEW_TOKENS
 # and is refused before the tokenizer spends seconds on it.
 MAX_CHARACTERS = 32 * MAX_PASS_TOKENS
 MAX_DRAWS = 100_000  # step 6's sampling: 10,000 draws take about a second in Pyodide
+# The reader's proposer, per logical line. CPython's parser, reporting the syntax error in a long run of names
+# ("many words many words ..."), recurses once per name; in a Chromium worker that overflowed the JavaScript stack
+# (a RangeError, not Python's RecursionError, which leaves Pyodide unusable) at about 1,600 names, not at 1,200;
+# 6,000 numbers or a list of 3,000 ids did not. Measured on Pyodide 314.0.7. A proposer's line has a few names.
+MAX_LINE_NAMES = 500
 
 
 class InputError(ValueError):
