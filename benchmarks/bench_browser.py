@@ -119,6 +119,7 @@ def browser_figures(url: str, ids: list[int]) -> dict:
         figures["cold_timings_s"] = seconds(info["timings"])
         figures["versions"] = info["versions"]
         figures["cross_origin_isolated"] = info["crossOriginIsolated"]
+        figures["python_from_snapshot"] = info["pythonSnapshot"]  # hooks/vendor.py's snapshot, or a plain start
         page.close()
         loads = []
         for _ in range(WARM_LOADS):

@@ -6,8 +6,10 @@ files the pages load from ``node_modules`` into ``site/vendor/`` (a name ending
 in ``/`` is a whole folder, such as KaTeX's fonts). Workbox, for the service
 worker, is copied by hooks/offline.py. The lesson's Python (``py/``) is built
 into a wheel that the worker unpacks into Pyodide, so no Python is pasted into
-JavaScript. ``site/vendor/runtime.json`` tells the worker the file names.
-Nothing is fetched from a CDN.
+JavaScript. Python is then started once here, in headless Chromium, with that
+wheel, and saved as a memory snapshot (tools/python_snapshot.py) that the
+worker starts from in a fraction of the time. ``site/vendor/runtime.json`` tells the worker
+the file names. Nothing is fetched from a CDN.
 """
 
 import json
@@ -28,6 +30,8 @@ VENDORED = {
     "chartjs": ("chart.js", ["dist/chart.umd.min.js"]),
     "katex": ("katex", ["dist/katex.min.js", "dist/katex.min.css", "dist/fonts/"]),
 }
+# Imported into the snapshot, so the worker's first imports of them are free: the modules worker.js imports.
+SNAPSHOT_IMPORTS = ["onepass.backends.browser", "onepass.panels"]
 
 
 def _version(package: str) -> str:
@@ -67,9 +71,29 @@ def build_wheel(vendor: Path) -> str:
     return wheels[0].name
 
 
+def python_snapshot(vendor: Path, wheel: str) -> dict | None:
+    """Python started once with the wheel and saved in ``vendor/pyodide/`` (tools/python_snapshot.py), or None.
+
+    Its name is its content's sha256, so a browser never pairs an old snapshot with a new wheel (the service
+    worker also caches vendor/pyodide/ per build). Without Chromium there is none: the worker starts plainly.
+    """
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tools import python_snapshot
+
+    if not python_snapshot.available():
+        print("hooks/vendor.py: no Chromium, so no Python snapshot: the site's Python starts plainly", file=sys.stderr)
+        return None
+    made = python_snapshot.make(vendor / "pyodide", vendor / wheel, SNAPSHOT_IMPORTS, vendor / "pyodide")
+    return {"name": f"pyodide/{made['name']}", "jspi": made["jspi"]}
+
+
 def on_post_build(config):
     vendor = Path(config["site_dir"]) / "vendor"
     shutil.rmtree(vendor, ignore_errors=True)
     vendor.mkdir(parents=True)
     runtime = {"versions": copy_runtimes(Path(config["site_dir"])), "wheel": build_wheel(vendor)}
+    snapshot = python_snapshot(vendor, runtime["wheel"])
+    if snapshot:
+        runtime["snapshot"] = snapshot
     (vendor / "runtime.json").write_text(json.dumps(runtime, indent=2) + "\n")

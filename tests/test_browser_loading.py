@@ -1,6 +1,7 @@
 """Model loading in Chromium: chunks checked, cached for the next visit, clear retryable errors."""
 
 import functools
+import gzip
 import json
 import os
 import shutil
@@ -118,6 +119,28 @@ def test_a_model_worker_that_fails_to_start_is_a_plain_retryable_error(chromium,
         context.close()
         server.stop()
     assert outside == []
+
+
+def test_a_broken_python_snapshot_falls_back_to_a_plain_start(chromium, tiny_site, tmp_path):
+    # The snapshot only saves time: one that cannot be restored must not reach the reader as an error.
+    site = tmp_path / "site"
+    shutil.copytree(tiny_site, site)
+    runtime = json.loads((site / "vendor" / "runtime.json").read_text())
+    (site / "vendor" / runtime["snapshot"]["name"]).write_bytes(gzip.compress(b"not a snapshot" * 1000))
+    server = Server(site)
+    context, page, outside = offline_page(chromium, service_workers="block")
+    errors = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    try:
+        open_page(page, server)
+        info = page.evaluate("() => window.onepass().load()")
+        assert info["pythonSnapshot"] is False
+        result = page.evaluate("() => window.onepass().generate({text: 'Hello', maxNew: 3})")
+        assert result["tokens"]
+    finally:
+        context.close()
+        server.stop()
+    assert outside == [] and errors == []
 
 
 def test_a_failing_manifest_is_named_and_retryable_not_a_missing_model(chromium, tiny_server):

@@ -105,6 +105,8 @@ def test_after_one_visit_the_site_works_offline(chromium, served):
         page.keyboard.type("teacher forcing")
         page.wait_for_selector(".md-search-result__item", timeout=30_000)
         assert page.locator(".md-search-result__item").count() > 0
+        # Python started from the build's snapshot offline too: the service worker cached it with Pyodide.
+        assert page.evaluate("() => window.onepass().load()")["pythonSnapshot"] is True
         assert errors == []
     finally:
         context.close()

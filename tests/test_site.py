@@ -1,5 +1,6 @@
 """The site builds strictly, ships the export it was built with, names that model, and has every nav page."""
 
+import gzip
 import hashlib
 import json
 import os
@@ -67,3 +68,13 @@ def test_recorded_runs_say_where_and_when_they_were_recorded(site):
     for trace in traces.values():
         stamp = trace["recorded"]
         assert stamp["machine"] and stamp["threads"] >= 1 and len(stamp["date"]) == 10
+
+
+def test_python_s_snapshot_is_named_by_its_content_and_holds_no_build_path(site):
+    runtime = json.loads((site / "vendor" / "runtime.json").read_text())
+    snapshot = site / "vendor" / runtime["snapshot"]["name"]
+    raw = gzip.decompress(snapshot.read_bytes())
+    assert snapshot.name == f"python-{hashlib.sha256(raw).hexdigest()[:16]}.snapshot.gz"
+    assert snapshot.parent.name == "pyodide"  # cached by the service worker with Pyodide, per build
+    assert runtime["snapshot"]["jspi"] is True  # Debian's Chromium has WebAssembly stack switching
+    assert str(ROOT).encode() not in raw

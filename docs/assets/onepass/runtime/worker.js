@@ -1,7 +1,8 @@
 /**
  * The one worker the page talks to: it owns Pyodide and the tokenizer, and starts the model's own worker
  * (model-worker.js: the model's files, the ONNX session, every pass), which Python reaches through a
- * RemoteBridge (bridge.js). The two start side by side: Pyodide here, the session there.
+ * RemoteBridge (bridge.js). The two start side by side: Pyodide here (from the build's snapshot of Python where it
+ * can: startPyodide), the session there.
  *
  * What a panel's request gives (generate, verify, predict, sample, sampleNext) is decided in Python,
  * py/onepass/panels.py: this hands it the request, the model and the tokenizer, posts its pass events and returns
@@ -46,13 +47,40 @@ let interrupt = null; // Pyodide's interrupt buffer, shared with the page when i
 
 const post = (message) => self.postMessage(message);
 
+/** The build's snapshot of Python (tools/python_snapshot.py), ungzipped. */
+async function snapshot(runtime) {
+  const response = await fetch(new URL(runtime.snapshot.name, VENDOR));
+  if (!response.ok) throw new Error(`Python's snapshot is missing (${response.status})`);
+  const raw = response.body.pipeThrough(new DecompressionStream('gzip'));
+  return new Uint8Array(await new Response(raw).arrayBuffer());
+}
+
+/**
+ * Pyodide from the build's snapshot (about 0.3 s), or started plainly (about 1.3 s). The snapshot was made in
+ * Chromium and holds what Pyodide found there, so it is used only where this browser has WebAssembly stack
+ * switching exactly as that one had. It only saves time: if it cannot be read or restored, Python starts plainly
+ * and the console says why.
+ */
+async function startPyodide(runtime) {
+  const options = { indexURL: VENDOR.href + 'pyodide/', packageBaseUrl: VENDOR.href + 'pyodide/' };
+  if (runtime.snapshot && runtime.snapshot.jspi === ('Suspending' in WebAssembly)) {
+    try {
+      return { pyodide: await loadPyodide({ ...options, _loadSnapshot: snapshot(runtime) }), snapshot: true };
+    } catch (err) {
+      console.warn("onepass: Python's snapshot could not be used, starting Python plainly:", err);
+    }
+  }
+  return { pyodide: await loadPyodide(options), snapshot: false };
+}
+
 async function startPython(runtime) {
   const began = performance.now();
-  const pyodide = await loadPyodide({ indexURL: VENDOR.href + 'pyodide/', packageBaseUrl: VENDOR.href + 'pyodide/' });
+  const { pyodide, snapshot: fromSnapshot } = await startPyodide(runtime);
+  // The wheel's files: the snapshot holds the modules it imported, not the files the rest may import.
   const wheel = await fetch(new URL(runtime.wheel, VENDOR));
   if (!wheel.ok) throw new Error(`the onepass wheel is missing (${wheel.status})`);
   pyodide.unpackArchive(await wheel.arrayBuffer(), 'wheel');
-  return { pyodide, seconds: (performance.now() - began) / 1000 };
+  return { pyodide, seconds: (performance.now() - began) / 1000, fromSnapshot };
 }
 
 /** site/vendor/runtime.json (versions, the wheel's name), read once per visit. */
@@ -117,7 +145,7 @@ async function ready(model, channel, text, runtime, timings, since) {
   const { tokenizer, decoder } = text;
 
   const waited = performance.now();
-  const { pyodide, seconds } = await ensurePython();
+  const { pyodide, seconds, fromSnapshot } = await ensurePython();
   timings.pyodide = seconds;
   timings.pyodide_wait = (performance.now() - waited) / 1000;
   const bridge = new RemoteBridge(channel);
@@ -138,6 +166,7 @@ async function ready(model, channel, text, runtime, timings, since) {
     quantisation: model.manifest.quantisation.name,
     threads: model.threads,
     crossOriginIsolated: self.crossOriginIsolated,
+    pythonSnapshot: fromSnapshot,
     versions: { ...runtime.versions, pyodideRuntime: pyodide.version, ort: model.ort },
     limits,
     timings,
