@@ -233,7 +233,8 @@ def test_search_finds_a_word_from_a_page(page, site):
     visit(page, site, 1)
     page.click("input.md-search__input")
     page.keyboard.type("Uszkoreit")  # typed, as a reader would: Material searches on key events
-    page.wait_for_selector(".md-search-result__link")
+    # The results of the first letters come first: wait for the whole word's.
+    page.wait_for_function("() => document.querySelector('.md-search-result__meta')?.textContent.includes('1 matching')")
     result = page.inner_text(".md-search-result")
     assert "1 matching document" in result and "Where it comes from" in result
 
