@@ -59,7 +59,6 @@ export function mountSampling(root) {
       el('label', {}, [' with the draft ', draftKind]), runLive, model.retry]),
     table, model.status, verdict, el('div', { className: 'onepass-chart-box' }, [canvas]));
   let chart = null;
-  let left = false; // the page was left (instant navigation): a run that ends later draws nothing
 
   const fill = () => {
     const values = PRESETS[preset.value];
@@ -89,7 +88,7 @@ export function mountSampling(root) {
     root.dataset.consistent = v.consistent;
     root.dataset.p = from;
     const Chart = await loadChart();
-    if (left) return; // the reader moved on while the draws ran: no chart for a page that is gone
+    if (!root.isConnected) return; // the reader moved on (instant navigation) while the draws ran: no chart for a page that is gone
     const data = { labels: words, datasets: [{ label: 'target p', data: result.p }, { label: 'observed', data: result.frequencies }, { label: 'draft q', data: result.q }] };
     if (chart) {
       chart.data = data;
@@ -128,8 +127,5 @@ export function mountSampling(root) {
   reseed.addEventListener('click', () => { seed += 1; sample(); });
   fill();
   sample();
-  return () => {
-    left = true;
-    chart?.destroy();
-  };
+  return () => chart?.destroy();
 }
