@@ -94,14 +94,20 @@ def rules(hashes: list[str]) -> list[tuple[str, dict[str, str]]]:
     ]
 
 
-def headers_file(hashes: list[str]) -> str:
-    lines = ["# Written by hooks/headers.py at build time; tools/serve.py sends these too. Edit the hook, not this.",
-             "# Content-Security-Policy, directive by directive:"]
-    lines += [f"#   {name} {sources}: {why}" for name, sources, why in POLICY]
-    for path, headers in rules(hashes):
+def format_rules(rules: list[tuple[str, dict[str, str]]], comments: list[str] = ()) -> str:
+    """``_headers`` text: comment lines, then each path pattern with its headers indented under it."""
+    lines = [f"# {comment}" for comment in comments]
+    for path, headers in rules:
         lines.append(path)
         lines += [f"  {name}: {value}" for name, value in headers.items()]
     return "\n".join(lines) + "\n"
+
+
+def headers_file(hashes: list[str]) -> str:
+    comments = ["Written by hooks/headers.py at build time; tools/serve.py sends these too. Edit the hook, not this.",
+                "Content-Security-Policy, directive by directive:"]
+    comments += [f"  {name} {sources}: {why}" for name, sources, why in POLICY]
+    return format_rules(rules(hashes), comments)
 
 
 def with_meta(page: str, content: str) -> str:

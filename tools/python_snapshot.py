@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from hooks.headers import ISOLATION
+from hooks.headers import ISOLATION, format_rules
 from tools.site import CHROMIUM, CHROMIUM_ARGS, Server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,7 +49,7 @@ def make(pyodide: Path, wheel: Path, modules: list[str], out_folder: Path) -> di
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         (folder / "index.html").write_text(PAGE)
-        (folder / "_headers").write_text("/*\n" + "".join(f"  {k}: {v}\n" for k, v in ISOLATION.items()))
+        (folder / "_headers").write_text(format_rules([("/*", ISOLATION)]))
         shutil.copy(ROOT / "tools" / "python_snapshot_worker.mjs", folder)
         shutil.copy(wheel, folder / wheel.name)
         (folder / "pyodide").symlink_to(pyodide.resolve())
