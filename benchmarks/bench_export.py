@@ -33,7 +33,8 @@ def main() -> None:
     held = tokenizer.encode((ROOT / "tests" / "data" / "held_text.txt").read_text()).ids
     figures = {
         "model": manifest["model"]["name"],
-        "size_mb": round(sum(f["size"] for f in manifest["files"] if f["name"] == "model.onnx") / 1e6, 1),
+        "graph": manifest["graph"],
+        "size_mb": round(sum(f["size"] for f in manifest["files"] if f["name"] == manifest["graph"]) / 1e6, 1),
         "quality": quality(load(folder, 2), load(folder, 2, reference=True), held),
     }
     for threads in (1, 2):
@@ -52,7 +53,7 @@ def _table(figures: dict) -> str:
     quality_ = figures["quality"]
     lines = [
         f"model         {figures['model']}",
-        f"size          {figures['size_mb']} MB (model.onnx)",
+        f"size          {figures['size_mb']} MB ({figures['graph']})",
         f"quality       top-1 agreement with float32 {quality_['top1_agreement']:.1%} over "
         f"{quality_['positions']} positions, KL {quality_['kl_fp32_to_int8']:.4f}",
         "",

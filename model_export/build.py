@@ -2,7 +2,9 @@
 
 An export lands in ``<cache>/models/<source>-<key>/``:
 
-    model.onnx, tokenizer.json, manifest.json    what the site serves
+    model.ort, tokenizer.json, manifest.json     what the site serves (model.ort: the
+                                                 graph every runtime loads, ort_format.py)
+    model.onnx                                   the same graph as ONNX, for inspection
     reference/model_fp32.onnx(.data)             the float32 graph with the same
                                                  attention, for quality checks
 """
@@ -19,13 +21,14 @@ from .attention import fix_attention
 from .calibration import activation_peaks
 from .cache import cache_root, export_key
 from .manifest import write_manifest
+from .ort_format import MODEL_FILE, save_ort
 from .outputs import add_prediction_outputs, slice_prediction_rows
 from .quantize import quantize_int8_per_row
 from .sources import Source, resolve
 from .tokenizer import save_tokenizer_json
 
 OPSET = 18
-SERVED_FILES = ["model.onnx", "tokenizer.json"]
+SERVED_FILES = [MODEL_FILE, "tokenizer.json"]
 REFERENCE = "reference/model_fp32.onnx"
 
 
@@ -83,8 +86,10 @@ def _export(source: Source, target: Path, log) -> None:
     add_prediction_outputs(model)
     onnx.checker.check_model(model)
     onnx.save(model, str(work / "model.onnx"))
+    log("saving the ORT-format file ...")
+    save_ort(work / "model.onnx", work / MODEL_FILE)
     save_tokenizer_json(loaded.tokenizer, work / "tokenizer.json")
-    write_manifest(work, loaded, SERVED_FILES, OPSET, counts)
+    write_manifest(work, loaded, SERVED_FILES, MODEL_FILE, OPSET, counts)
     shutil.rmtree(work / "optimum")
     shutil.rmtree(target, ignore_errors=True)
     work.rename(target)

@@ -23,7 +23,7 @@ from .build import REFERENCE
 
 def load(folder: Path, threads: int = 1, reference: bool = False) -> NativeModel:
     """The lesson's own native harness over an export (its float32 reference graph with ``reference``)."""
-    return NativeModel(folder, threads, file=REFERENCE if reference else "model.onnx")
+    return NativeModel(folder, threads, file=REFERENCE if reference else None)
 
 
 def logits(model: NativeModel, ids: list[int], rows_from: int = 0) -> np.ndarray:

@@ -17,7 +17,8 @@ from .tokenizer import end_of_text_ids, special_ids
 MANIFEST_FORMAT = 1
 
 
-def write_manifest(folder: Path, loaded, files: list[str], opset: int, counts: dict) -> dict:
+def write_manifest(folder: Path, loaded, files: list[str], graph: str, opset: int, counts: dict) -> dict:
+    """``graph``: which of ``files`` the runtimes load as the model."""
     config = loaded.model.config
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     manifest = {
@@ -31,6 +32,7 @@ def write_manifest(folder: Path, loaded, files: list[str], opset: int, counts: d
             "num_attention_heads": config.num_attention_heads,
             "tied_embeddings": bool(config.tie_word_embeddings),
         },
+        "graph": graph,
         "files": [{"name": name, "size": (folder / name).stat().st_size, "sha256": sha256_file(folder / name)}
                   for name in files],
         "vocab_size": config.vocab_size,

@@ -4,7 +4,7 @@
  * bridge (docs/assets/onepass/runtime/bridge.js) and session options, so Node and the browser check one thing.
  *
  * Usage: node model_export/wasm_check.mjs --model DIR --check CHECK_JSON_FILE [--threads N] [--bench]
- *   DIR holds model.onnx and manifest.json; CHECK_JSON_FILE is {ids, cases}: the token ids and the checks to run
+ *   DIR holds manifest.json and the graph it names (model.ort); CHECK_JSON_FILE is {ids, cases}: the token ids and the checks to run
  *   on them, as model_export/check.py's `cases` defines them (model_export.check.wasm writes it).
  *
  * Prints one JSON object to stdout; all logging goes to stderr. Exit status: 0 when every check
@@ -19,7 +19,7 @@ import * as ort from 'onnxruntime-web';
 import { OnnxBridge } from '../docs/assets/onepass/runtime/bridge.js';
 import { passTimes, positionIndependence, SESSION_OPTIONS } from '../docs/assets/onepass/runtime/harness.js';
 
-// A protobuf (and so a single-file ONNX model) and fs.readFileSync both stop at 2 GiB.
+// fs.readFileSync stops at 2 GiB (as would a single-file ONNX model's protobuf).
 const MAX_MODEL_BYTES = 2 ** 31 - 1;
 
 // onnxruntime's WASM module writes through console.log; keep stdout for the one JSON result.
@@ -53,11 +53,11 @@ function readCheck(file) {
   return { ids, cases };
 }
 
-function readModel(modelDir) {
-  const file = path.join(modelDir, 'model.onnx');
+function readModel(modelDir, graph) {
+  const file = path.join(modelDir, graph);
   const { size } = fs.statSync(file);
   if (size > MAX_MODEL_BYTES) {
-    throw new Error(`${file} is ${size} bytes; a single-file ONNX model must stay under 2 GiB`);
+    throw new Error(`${file} is ${size} bytes; the model must stay under 2 GiB`);
   }
   const buf = fs.readFileSync(file);
   return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
@@ -70,7 +70,7 @@ async function main(report) {
   report.threads_requested = args.threads;
   const { ids, cases } = readCheck(args.checkFile);
   const manifest = JSON.parse(fs.readFileSync(path.join(args.modelDir, 'manifest.json'), 'utf8'));
-  const model = readModel(args.modelDir);
+  const model = readModel(args.modelDir, manifest.graph);
 
   ort.env.wasm.numThreads = args.threads;
   const t0 = performance.now();

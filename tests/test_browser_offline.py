@@ -14,6 +14,7 @@ import shutil
 
 import pytest
 
+from model_export.ort_format import save_ort
 from tests.browser import LOAD_TIMEOUT_MS, Server, build_site, offline_page, point_sitemap_at, stored_chunks
 from tests.test_pages_panels import RUN_MS
 
@@ -114,19 +115,20 @@ def test_after_one_visit_the_site_works_offline(chromium, served):
 
 
 def new_model(export, folder):
-    """A copy of `export` whose model file differs (a renamed graph): a new model for the site, same behaviour."""
+    """A copy of `export` whose model file differs (another description): a new model for the site, same behaviour."""
     import hashlib
 
     import onnx
 
     shutil.copytree(export, folder)
     model = onnx.load(str(folder / "model.onnx"))
-    model.graph.name = "tiny, rebuilt"
+    model.doc_string = "tiny, rebuilt"  # kept in the ORT-format file (the graph's name is not)
     onnx.save(model, str(folder / "model.onnx"))
     manifest = json.loads((folder / "manifest.json").read_text())
+    save_ort(folder / "model.onnx", folder / manifest["graph"])
     manifest["model"]["name"] = "tiny-random-qwen2 (test model, second build)"
-    data = (folder / "model.onnx").read_bytes()
-    entry = next(f for f in manifest["files"] if f["name"] == "model.onnx")
+    data = (folder / manifest["graph"]).read_bytes()
+    entry = next(f for f in manifest["files"] if f["name"] == manifest["graph"])
     entry.update(size=len(data), sha256=hashlib.sha256(data).hexdigest())
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2))
     return folder

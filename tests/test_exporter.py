@@ -53,7 +53,7 @@ def test_tiny_rebuild_is_byte_identical(tiny_export, tmp_path, monkeypatch):
     monkeypatch.setattr("model_export.tiny.fetch_default_header", lambda: header)
     rebuilt = build("tiny", log=lambda message: None)
     assert rebuilt != tiny_export
-    for name in ("model.onnx", "tokenizer.json", "manifest.json"):
+    for name in ("model.onnx", "model.ort", "tokenizer.json", "manifest.json"):
         assert sha256_file(rebuilt / name) == sha256_file(tiny_export / name), name
 
 

@@ -22,11 +22,12 @@ THREADS = 2
 class NativeModel:
     """One onnxruntime session over an export folder; opens one ``Session`` per text.
 
-    ``file`` picks another graph of the same export (the float32 reference, for quality checks); a graph
-    without the ``first_row`` input always returns every row.
+    The graph is the one the manifest names (the file the pages load); ``file`` picks another graph of the
+    same export (the float32 reference, for quality checks). A graph without the ``first_row`` input always
+    returns every row.
     """
 
-    def __init__(self, folder: Path | str, threads: int = THREADS, file: str = "model.onnx"):
+    def __init__(self, folder: Path | str, threads: int = THREADS, file: str | None = None):
         folder = Path(folder)
         manifest_path = folder / "manifest.json"
         if not manifest_path.is_file():
@@ -36,7 +37,7 @@ class NativeModel:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        self.onnx = ort.InferenceSession(str(folder / file), options, providers=["CPUExecutionProvider"])
+        self.onnx = ort.InferenceSession(str(folder / (file or self.manifest["graph"])), options, providers=["CPUExecutionProvider"])
         self.first_row = self.manifest["inputs"].get("first_row")
         if self.first_row not in {i.name for i in self.onnx.get_inputs()}:
             self.first_row = None

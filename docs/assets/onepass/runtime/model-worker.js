@@ -47,7 +47,7 @@ async function load(id, { threads }) {
   ort.env.wasm.wasmPaths = new URL('vendor/ort/', SITE).href;
   ort.env.wasm.numThreads = threadCount(threads);
   const sessionBegan = performance.now();
-  const onnx = await ort.InferenceSession.create(model.files['model.onnx'], SESSION_OPTIONS);
+  const onnx = await ort.InferenceSession.create(model.files[model.manifest.graph], SESSION_OPTIONS);
   timings.onnx_session = (performance.now() - sessionBegan) / 1000;
   // The session holds its own copy of the weights: the JavaScript one goes with `model`.
   bridge = new OnnxBridge(ort, onnx, model.manifest);
