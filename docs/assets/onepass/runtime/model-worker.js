@@ -2,11 +2,12 @@
  * The model's own worker, started by worker.js: it loads the model's files (loader.js), makes the ONNX
  * session and runs every pass (bridge.js), and times passes and checks them (harness.js) where they run.
  *
- * Why a second worker: making the session (about 2.2 s on the real model, alone) and starting Pyodide (about
- * 2.2 s, alone) are both work on a worker's one thread; in one worker they took turns, here they run side by
- * side. Measured in Chromium on a 2-core machine, warm, from the request to a loaded model: 4.3-5.3 s side by
- * side, against 5.4-7.7 s in one worker and 5.6 s one strictly after the other (each slows the other down on
- * two cores, so the gain is less than a whole phase). benchmarks/bench_browser.py prints the phases.
+ * Why a second worker: making the session and starting Pyodide are both work on a worker's one thread; in one
+ * worker they took turns, here they run side by side. Measured in Chromium on a 2-core machine, warm, from the
+ * request to a loaded model, when each took about 2.2 s alone (the session from model.onnx, Pyodide without its
+ * snapshot): 4.3-5.3 s side by side, against 5.4-7.7 s in one worker and 5.6 s one strictly after the other
+ * (each slows the other down on two cores, so the gain is less than a whole phase). benchmarks/bench_browser.py
+ * prints the phases.
  *
  * Messages in (each {id, type, ...}; answered {id, type: 'done', result} or {id, type: 'error', error}):
  *   load {threads}            the model: {id, type: 'progress', loaded, total} as bytes arrive, the tokenizer's
