@@ -7,7 +7,9 @@ import os
 import shutil
 import socket
 import threading
+from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
 
 from tests.browser import CONSENTED, Server, offline_page, stored_chunks
 
@@ -186,44 +188,47 @@ class DroppingHandler(SimpleHTTPRequestHandler):
         pass
 
 
+@contextmanager
+def plain_host(site, drop: str = ""):
+    """`site` served by DroppingHandler on a free localhost port (breaking off the chunk named `drop`, if any)."""
+    DroppingHandler.drop, DroppingHandler.asked = drop, {}
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(DroppingHandler, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield SimpleNamespace(url=f"http://127.0.0.1:{server.server_address[1]}/")
+    finally:
+        server.shutdown()
+
+
 def test_a_connection_dropped_mid_chunk_names_the_file_and_the_retry_resumes(chromium, tiny_site):
     name = chunks(tiny_site)[1]["name"]
-    DroppingHandler.drop = name
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(DroppingHandler, directory=str(tiny_site)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/"
-    context, page, outside = offline_page(chromium, service_workers="block")
-    try:
-        page.goto(url + "runtime/")
-        page.wait_for_function("() => window.onepass !== undefined")
-        error = page.evaluate(LOAD)
-        assert error["code"] == "network" and error["retryable"], error
-        assert "connection dropped" in error["message"] and name in error["message"] and "part 2 of" in error["message"]
-        DroppingHandler.drop = ""
-        assert page.evaluate(LOAD) == "loaded"
-    finally:
-        context.close()
-        server.shutdown()
+    with plain_host(tiny_site, drop=name) as server:
+        context, page, outside = offline_page(chromium, service_workers="block")
+        try:
+            open_page(page, server)
+            error = page.evaluate(LOAD)
+            assert error["code"] == "network" and error["retryable"], error
+            assert "connection dropped" in error["message"] and name in error["message"] and "part 2 of" in error["message"]
+            DroppingHandler.drop = ""
+            assert page.evaluate(LOAD) == "loaded"
+        finally:
+            context.close()
     assert outside == []
 
 
 def test_chunks_kept_in_the_store_are_not_kept_again_by_the_http_cache(chromium, tiny_site):
     # fetch's cache: 'no-store', which the fetch standard sends as Cache-Control: no-cache, so the model's bytes are
     # written to disk once (OPFS), not twice: that saved about 0.9 s of a first visit on the real model.
-    DroppingHandler.drop, DroppingHandler.asked = "", {}
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(DroppingHandler, directory=str(tiny_site)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    # A plain context: Playwright's routing (offline_page's guard) turns the HTTP cache off, and with it says no-cache.
-    context = chromium.new_context(service_workers="block")
-    context.add_init_script(CONSENTED)
-    page = context.new_page()
-    try:
-        page.goto(f"http://127.0.0.1:{server.server_address[1]}/runtime/")
-        page.wait_for_function("() => window.onepass !== undefined")
-        assert page.evaluate(LOAD) == "loaded"
-        assert stored_chunks(page) == {chunk["name"] for chunk in chunks(tiny_site)}
-    finally:
-        context.close()
-        server.shutdown()
+    with plain_host(tiny_site) as server:
+        # A plain context: Playwright's routing (offline_page's guard) turns the HTTP cache off, and with it says no-cache.
+        context = chromium.new_context(service_workers="block")
+        context.add_init_script(CONSENTED)
+        page = context.new_page()
+        try:
+            open_page(page, server)
+            assert page.evaluate(LOAD) == "loaded"
+            assert stored_chunks(page) == {chunk["name"] for chunk in chunks(tiny_site)}
+        finally:
+            context.close()
     assert len(DroppingHandler.asked) == len(chunks(tiny_site))
     assert set(DroppingHandler.asked.values()) == {"no-cache"}, DroppingHandler.asked
