@@ -22,7 +22,8 @@ _EXPORT_MODULES = (
     "attention.py", "build.py", "calibration.py", "calibration.txt", "default_gguf.py", "graph.py", "loaded.py",
     "manifest.py", "ort_format.py", "outputs.py", "quantize.py", "sources.py", "tiny.py", "tokenizer.py",
 )
-_EXPORT_LIBRARIES = ("torch", "transformers", "optimum", "optimum-onnx", "onnx", "onnxruntime", "gguf", "tokenizers", "numpy")
+_EXPORT_LIBRARIES = ("torch", "transformers", "optimum", "optimum-onnx", "onnx", "onnxruntime", "gguf", "tokenizers",
+                     "numpy")
 
 
 def cache_root() -> Path:

@@ -12,8 +12,9 @@ and WASM, run on this file.
 
 onnxruntime writes one table in the order of a hash map keyed by addresses, so the bytes depend on the
 process's memory layout. The conversion runs in a child process with a fixed environment and, where
-``setarch`` can turn it off, no address randomisation: the same ONNX file then gives the same bytes
-(``tests/test_exporter.py`` rebuilds the tiny export and compares).
+``setarch`` can turn it off, no address randomisation: the same ONNX file then gives the same bytes from
+the same interpreter (``tests/test_exporter.py`` builds the tiny export twice and compares). Another
+interpreter path (another checkout's virtualenv) moves what the child allocates and can change the bytes.
 """
 
 import os
@@ -55,5 +56,6 @@ def save_ort(onnx_file: Path, ort_file: Path) -> None:
         command = [*_fixed_layout(), sys.executable, "-c", _SAVE, "in.onnx", "out.ort"]
         result = subprocess.run(command, capture_output=True, text=True, env={"PATH": os.defpath}, cwd=folder)
         if result.returncode != 0 or not (Path(folder) / "out.ort").is_file():
-            raise RuntimeError(f"onnxruntime could not save {onnx_file.name} in the ORT format:\n{result.stderr[-2000:]}")
+            why = result.stderr[-2000:]
+            raise RuntimeError(f"onnxruntime could not save {onnx_file.name} in the ORT format:\n{why}")
         shutil.move(Path(folder) / "out.ort", ort_file)

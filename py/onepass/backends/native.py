@@ -37,7 +37,8 @@ class NativeModel:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        self.onnx = ort.InferenceSession(str(folder / (file or self.manifest["graph"])), options, providers=["CPUExecutionProvider"])
+        graph = folder / (file or self.manifest["graph"])
+        self.onnx = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
         self.first_row = self.manifest["inputs"].get("first_row")
         if self.first_row not in {i.name for i in self.onnx.get_inputs()}:
             self.first_row = None
