@@ -7,8 +7,8 @@ localhost (with the cross-origin-isolation headers) and measures:
 
 * cold load to the first pass (an empty profile) and warm load (the model from
   the browser's store, OPFS), medians of WARM_LOADS, with every phase the
-  worker times (the model's bytes, session creation, tokenizer, Pyodide and
-  how long the load waited for it), and the load call alone (`load_call_s`: from
+  worker times (onnxruntime-web's start, the model's bytes, session creation,
+  tokenizer, Pyodide and how long the load waited for it), and the load call alone (`load_call_s`: from
   `window.onepass().load()` to a model ready to run, the span the peers' load
   times, without the page's navigation or a first pass). Like the peers, ours runs in a persistent
   profile in a temporary folder, as a returning reader's browser keeps its

@@ -35,6 +35,7 @@ def test_page_loads_offline_and_names_the_model(page, tiny_server, tiny_export):
     assert info["threads"] >= 1
     assert info["versions"]["pyodideRuntime"] == info["versions"]["pyodide"]
     assert info["pythonSnapshot"] is True  # Python started from the build's snapshot (hooks/vendor.py)
+    assert info["modelFromHeap"] is True  # the model's bytes went straight into ort's heap (ort-module.js)
     page.wait_for_selector("[data-onepass-panel][data-state=ready]")
     assert info["model"] in page.inner_text(".onepass-status")
 

@@ -178,8 +178,11 @@ async function openStore() {
   return legacy;
 }
 
-async function readWithProgress(response, what, onBytes) {
-  const parts = [];
+/**
+ * The response's body, written into `into` as it arrives (no parts to join after); its length, which may differ
+ * from `into`'s: a longer body is counted, not written past the end.
+ */
+async function readInto(response, what, onBytes, into) {
   let received = 0;
   const reader = response.body.getReader();
   for (;;) {
@@ -190,46 +193,37 @@ async function readWithProgress(response, what, onBytes) {
       throw new LoadError('network', `the connection dropped while ${what} was downloading. Retry: the parts already here are kept`);
     }
     const { done, value } = step;
-    if (done) break;
-    parts.push(value);
+    if (done) return received;
+    if (received + value.byteLength <= into.byteLength) into.set(value, received);
     received += value.byteLength;
     onBytes(value.byteLength);
   }
-  const bytes = new Uint8Array(received);
-  let offset = 0;
-  for (const part of parts) {
-    bytes.set(part, offset);
-    offset += part.byteLength;
-  }
-  return bytes;
 }
 
-async function loadChunk(store, url, chunk, what, onBytes, into) {
+/** The chunk at `url`, from the store or else fetched and checked against its sha256 (and then stored). */
+async function loadChunk(store, url, chunk, what, onBytes) {
+  const bytes = new Uint8Array(chunk.size);
   // Only chunks that passed their sha256 are ever stored, under that hash, so a hit is not hashed again
   // (that took seconds on every visit).
-  if (store && (await store.read(url, into))) {
+  if (store && (await store.read(url, bytes))) {
     onBytes(chunk.size);
-    return;
+    return bytes;
   }
   // With a store, the HTTP cache keeps no second copy (no-store): writing the model's bytes to disk twice cost
   // about 0.9 s of a first visit (Chromium, 2 cores, 5.2-5.5 s against 6.0-6.5 s for the bytes, same run). With
   // none, the HTTP cache is all there is: the name is the content's hash, so it may answer, and the hash below
   // checks what it gives.
   const response = await fetchOk(url, what, store ? { cache: 'no-store' } : undefined);
-  let counted = 0;
-  const bytes = await readWithProgress(response, what, (n) => {
-    counted += n;
-    onBytes(n);
-  });
-  if (bytes.byteLength !== chunk.size) {
-    onBytes(chunk.size - counted);
-    throw new LoadError('truncated', `${what} arrived incomplete (${bytes.byteLength} of ${chunk.size} bytes). Retry`);
+  const received = await readInto(response, what, onBytes, bytes);
+  if (received < chunk.size) {
+    onBytes(chunk.size - received);
+    throw new LoadError('truncated', `${what} arrived incomplete (${received} of ${chunk.size} bytes). Retry`);
   }
-  if ((await sha256Hex(bytes)) !== chunk.sha256) {
+  if (received > chunk.size || (await sha256Hex(bytes)) !== chunk.sha256) {
     throw new LoadError('hash_mismatch', `${what} arrived damaged (its checksum is wrong). Retry, or reload the page later`);
   }
-  into.set(bytes);
   if (store) await store.write(url, bytes);
+  return bytes;
 }
 
 /** The site's model manifest at `modelUrl`, or a LoadError that says why there is none. */
@@ -245,10 +239,12 @@ export async function readManifest(modelUrl) {
 /**
  * Fetch the manifest at `modelUrl` (a folder URL ending in /) and every file it lists, smallest first.
  * onProgress(loadedBytes, totalBytes) is called as bytes arrive; onFile(name, bytes), if given, as each
- * file completes, so a caller can start on the tokenizer while the weights still arrive. Returns
- * { manifest, files } where files maps each file name to its bytes.
+ * file completes, so a caller can start on the tokenizer while the weights still arrive. place(file, manifest),
+ * if given, says where a file's bytes go: anything with a Uint8Array's set(bytes, offset), or a promise of one
+ * (chunks are fetched meanwhile, at most a few held while they wait); by default a Uint8Array of the file's size.
+ * Returns { manifest, files } where files maps each file name to what place gave.
  */
-export async function loadModel(modelUrl, onProgress, onFile = () => {}) {
+export async function loadModel(modelUrl, onProgress, onFile = () => {}, place = (file) => new Uint8Array(file.size)) {
   const manifest = await readManifest(modelUrl);
   const store = await openStore();
   const total = manifest.files.reduce((sum, file) => sum + file.size, 0);
@@ -265,16 +261,18 @@ export async function loadModel(modelUrl, onProgress, onFile = () => {}) {
     if (chunks.reduce((sum, chunk) => sum + chunk.size, 0) !== file.size) {
       throw new LoadError('truncated', `${file.name}: the manifest's chunks do not add up to ${file.size} bytes`);
     }
-    // One buffer per file, filled chunk by chunk, so a large model is never held twice over.
-    const whole = new Uint8Array(file.size);
+    // One place per file, filled chunk by chunk, so a large model is never held twice over.
+    const whole = Promise.resolve().then(() => place(file, manifest));
+    whole.catch(() => {}); // a failure is the load's once a chunk awaits it, below
     const offsets = chunks.map((_, i) => chunks.slice(0, i).reduce((sum, chunk) => sum + chunk.size, 0));
     await inParallel(chunks.map((chunk, i) => async () => {
       const what = `part ${i + 1} of ${chunks.length} of the model's ${file.name} (${chunk.name})`;
-      await loadChunk(store, new URL(chunk.name, modelUrl).href, chunk, what, onBytes, whole.subarray(offsets[i], offsets[i] + chunk.size));
+      const bytes = await loadChunk(store, new URL(chunk.name, modelUrl).href, chunk, what, onBytes);
+      (await whole).set(bytes, offsets[i]);
     }), PARALLEL_CHUNKS);
-    files[file.name] = whole;
+    files[file.name] = await whole;
     // After the next file's first reads are under way, so the two overlap.
-    finished.push(new Promise((next) => setTimeout(next, 0)).then(() => onFile(file.name, whole)));
+    finished.push(new Promise((next) => setTimeout(next, 0)).then(() => onFile(file.name, files[file.name])));
   }
   await Promise.all(finished);
   if (store) await store.prune(manifest.files.flatMap((file) => (file.chunks ?? [file]).map((c) => new URL(c.name, modelUrl).href)));

@@ -12,7 +12,8 @@
  * Messages in (each {id, type, ...}; answered {id, type: 'done', result} or {id, type: 'error', error}):
  *   load {threads}            the model: {id, type: 'progress', loaded, total} as bytes arrive, the tokenizer's
  *                             bytes as {id, type: 'file', name, bytes} (transferred) as soon as they are here,
- *                             then {manifest, threads, ort, timings: {model_bytes, onnx_session}}
+ *                             then {manifest, threads, ort, modelFromHeap, timings: {ort_start, model_bytes,
+ *                             onnx_session}}
  *   open {session, kvCache}   | run {session, newIds, start, wantLogits, rowsFrom} | rollback {session, length}
  *   closeAll                  the bridge's calls (bridge.js), sessions named by the caller's ids
  *   measure {ids, sizes, runs, warmup} | passTimes {ids, options} | positionIndependence {ids, cases}
@@ -23,6 +24,7 @@ import * as ort from '../../../vendor/ort/ort.wasm.min.mjs';
 import { OnnxBridge } from './bridge.js';
 import { passTimes, positionIndependence, SESSION_OPTIONS, timePasses } from './harness.js';
 import { loadModel } from './loader.js';
+import { heapBlock } from './ort-module.js';
 
 const SITE = new URL('../../../', import.meta.url);
 const MAX_THREADS = 4; // a 0.5B model gains little past four threads, and the page must stay responsive
@@ -36,23 +38,63 @@ function threadCount(requested) {
   return Math.max(1, Math.min(requested ?? navigator.hardwareConcurrency ?? 1, MAX_THREADS));
 }
 
+// The smallest model ort accepts (one Identity node, made with onnx.helper at opset 13): a session of it starts
+// ort's module, whose heap then takes the model's bytes as they arrive (ort-module.js says why).
+const STARTER = Uint8Array.from(atob('CAgSADo3ChAKAXgSAXkiCElkZW50aXR5EgFnWg8KAXgSCgoICAESBAoCCAFiDwoBeRIKCggIARIECgIIAUIECgAQDQ=='), (c) => c.charCodeAt(0));
+let ortStarted = null;
+
+/** ort's module, started once per worker (its thread count is fixed from then on). */
+function startOrt(threads) {
+  if (!ortStarted) {
+    ort.env.wasm.wasmPaths = {
+      mjs: new URL('./ort-module.js', import.meta.url).href,
+      wasm: new URL('vendor/ort/ort-wasm-simd-threaded.wasm', SITE).href,
+    };
+    ort.env.wasm.numThreads = threadCount(threads);
+    ortStarted = ort.InferenceSession.create(STARTER).then((starter) => starter.release());
+  }
+  return ortStarted;
+}
+
 async function load(id, { threads }) {
   const began = performance.now();
+  const timings = {};
+  // Started first: it runs while the manifest and the tokenizer arrive, and the model's first chunks wait for it.
+  const started = startOrt(threads).then(() => {
+    timings.ort_start = (performance.now() - began) / 1000;
+  });
   const onFile = (name, bytes) => {
     if (name === 'tokenizer.json') self.postMessage({ id, type: 'file', name, bytes }, [bytes.buffer]);
   };
   const onProgress = (loaded, total) => self.postMessage({ id, type: 'progress', loaded, total });
-  const model = await loadModel(new URL('model/', SITE), onProgress, onFile);
-  const timings = { model_bytes: (performance.now() - began) / 1000 };
-
-  ort.env.wasm.wasmPaths = new URL('vendor/ort/', SITE).href;
-  ort.env.wasm.numThreads = threadCount(threads);
+  let block = null;
+  const place = async (file, manifest) => {
+    if (file.name !== manifest.graph) return new Uint8Array(file.size);
+    await started;
+    block = heapBlock(file.size);
+    return block ?? new Uint8Array(file.size); // no kept module: ort copies a JavaScript buffer, as it would
+  };
+  let model;
+  try {
+    model = await loadModel(new URL('model/', SITE), onProgress, onFile, place);
+  } catch (err) {
+    block?.free();
+    throw err;
+  }
+  timings.model_bytes = (performance.now() - began) / 1000;
   const sessionBegan = performance.now();
-  const onnx = await ort.InferenceSession.create(model.files[model.manifest.graph], SESSION_OPTIONS);
+  const graph = model.files[model.manifest.graph];
+  // From the heap, ort makes the session where the bytes lie and then frees them; from a buffer, it copies them.
+  const onnx = await ort.InferenceSession.create(block ? block.view() : graph, SESSION_OPTIONS);
   timings.onnx_session = (performance.now() - sessionBegan) / 1000;
-  // The session holds its own copy of the weights: the JavaScript one goes with `model`.
   bridge = new OnnxBridge(ort, onnx, model.manifest);
-  return { manifest: model.manifest, threads: ort.env.wasm.numThreads, ort: ort.env.versions.web, timings };
+  return {
+    manifest: model.manifest,
+    threads: ort.env.wasm.numThreads,
+    ort: ort.env.versions.web,
+    modelFromHeap: Boolean(block),
+    timings,
+  };
 }
 
 function loaded() {

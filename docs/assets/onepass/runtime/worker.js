@@ -167,6 +167,7 @@ async function ready(model, channel, text, runtime, timings, since) {
     threads: model.threads,
     crossOriginIsolated: self.crossOriginIsolated,
     pythonSnapshot: fromSnapshot,
+    modelFromHeap: model.modelFromHeap, // the model's bytes went straight into ort's heap (ort-module.js)
     versions: { ...runtime.versions, pyodideRuntime: pyodide.version, ort: model.ort },
     limits,
     timings,
