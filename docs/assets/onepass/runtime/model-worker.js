@@ -83,9 +83,9 @@ async function load(id, { threads }) {
   }
   timings.model_bytes = (performance.now() - began) / 1000;
   const sessionBegan = performance.now();
-  const graph = model.files[model.manifest.graph];
   // From the heap, ort makes the session where the bytes lie and then frees them; from a buffer, it copies them.
-  const onnx = await ort.InferenceSession.create(block ? block.view() : graph, SESSION_OPTIONS);
+  const bytes = block ? block.view() : model.files[model.manifest.graph];
+  const onnx = await ort.InferenceSession.create(bytes, SESSION_OPTIONS);
   timings.onnx_session = (performance.now() - sessionBegan) / 1000;
   bridge = new OnnxBridge(ort, onnx, model.manifest);
   return {
