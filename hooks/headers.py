@@ -36,7 +36,7 @@ POLICY = [
     ("img-src", "'self' data:", "Material's stylesheet draws its icons (arrows, admonitions, search) as data: SVGs"),
     ("font-src", "'self'", "KaTeX's fonts, from vendor/katex/"),
     ("connect-src", "'self'", "the model's chunks, Pyodide's files, runtime.json, the search index"),
-    ("worker-src", "'self'", "the model's worker, onnxruntime-web's threads, the search worker, the service worker"),
+    ("worker-src", "'self'", "the model's worker and its store worker, ort's threads, the search worker, the service worker"),
     ("object-src", "'none'", "no plugins"),
     ("base-uri", "'self'", "no <base> pointing elsewhere"),
     ("form-action", "'self'", "no form posts anywhere"),

@@ -9,7 +9,7 @@ import pytest
 from tokenizers import Tokenizer
 
 from model_export.check import cases
-from tests.browser import load_runtime
+from tests.browser import load_runtime, stored_chunks
 
 pytest_plugins = ["tests.browser"]  # the browser fixtures, registered once for the whole session
 
@@ -36,6 +36,8 @@ def test_page_loads_offline_and_names_the_model(page, tiny_server, tiny_export):
     assert info["versions"]["pyodideRuntime"] == info["versions"]["pyodide"]
     assert info["pythonSnapshot"] is True  # Python started from the build's snapshot (hooks/vendor.py)
     assert info["modelFromHeap"] is True  # the model's bytes went straight into ort's heap (ort-module.js)
+    # A first visit: every chunk was downloaded and written on the store worker's thread (store-worker.js).
+    assert info["chunksKeptApart"] == len(stored_chunks(page)) > 0
     page.wait_for_selector("[data-onepass-panel][data-state=ready]")
     assert info["model"] in page.inner_text(".onepass-status")
 

@@ -155,11 +155,12 @@ export class WorkerChannel {
     };
   }
 
-  request(type, fields = {}, onEvent = () => {}) {
+  /** `transfer`: buffers handed over to the worker rather than copied (they are then empty here). */
+  request(type, fields = {}, onEvent = () => {}, transfer = []) {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onEvent });
-      this.worker.postMessage({ id, type, ...fields });
+      this.worker.postMessage({ id, type, ...fields }, transfer);
     });
   }
 

@@ -93,6 +93,7 @@ async function load(id, { threads }) {
     threads: ort.env.wasm.numThreads,
     ort: ort.env.versions.web,
     modelFromHeap: Boolean(block),
+    chunksKeptApart: model.keptApart,
     timings,
   };
 }
