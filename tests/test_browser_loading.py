@@ -123,6 +123,27 @@ def test_a_model_worker_that_fails_to_start_is_a_plain_retryable_error(chromium,
     assert outside == []
 
 
+def test_a_store_worker_that_fails_to_start_still_loads_the_model(chromium, tiny_site, tmp_path):
+    # The worker that writes downloaded chunks into OPFS (runtime/store-worker.js) throws as it starts: the chunks it
+    # was handed are not kept (a later visit fetches them again) and the rest are written on the model worker's thread.
+    site = tmp_path / "site"
+    shutil.copytree(tiny_site, site)
+    script = site / "assets" / "onepass" / "runtime" / "store-worker.js"
+    script.write_text("throw new Error('raw words the reader must not see');\n")
+    server = Server(site)
+    context, page, outside = offline_page(chromium, service_workers="block")
+    try:
+        for _ in range(2):  # a first visit, then a returning one that fetches what was not kept
+            open_page(page, server)
+            assert page.evaluate(LOAD) == "loaded"
+            assert page.evaluate("() => window.onepass().load()")["chunksKeptApart"] == 0
+        assert stored_chunks(page) <= {chunk["name"] for chunk in chunks(site)}
+    finally:
+        context.close()
+        server.stop()
+    assert outside == []
+
+
 def test_a_broken_python_snapshot_falls_back_to_a_plain_start(chromium, tiny_site, tmp_path):
     # The snapshot only saves time: one that cannot be restored must not reach the reader as an error.
     site = tmp_path / "site"
