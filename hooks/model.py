@@ -85,8 +85,8 @@ def origin(model: dict) -> str:
     else:
         said = f"Source of the weights: {model['source']}."
     said += f" Read as: {model['source_format']}; then quantised again by this site's own recipe (below)."
-    if "AWQ" in model["name"]:
-        said += (" The name is the one stored in the file: by it, the file was made from the model's AWQ version, so "
+    if "AWQ" in model["source_format"]:
+        said += (" The name stored in the file ends in AWQ: by it, the file was made from the model's AWQ version, so "
                  "the weights had been compressed to 4 bits (AWQ) before they came here.")
     return said
 

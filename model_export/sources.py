@@ -27,6 +27,9 @@ _DEFAULT_EXPECT = {
 _DEFAULT_NAME_PREFIX = "Qwen2.5 Coder 0.5B Instruct"
 _DEFAULT_LICENCE = "Apache-2.0 (Qwen2.5-Coder-0.5B-Instruct)"
 _GGUF_FILE_TYPES = {0: "F32", 1: "F16", 7: "Q8_0", 15: "Q4_K_M", 17: "Q5_K_M", 18: "Q6_K"}
+# Words a checkpoint's name carries for how *it* was quantised. The site ships its own int8 weights, so a
+# model named for another quantisation (the default GGUF calls itself "... Instruct AWQ") would mislead.
+_QUANTISATION_WORDS = {"awq", "gptq", "gguf", "int4", "int8", "fp8", "bnb", "4bit", "8bit"}
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,18 @@ def check_gguf_metadata(meta: dict, expect: dict, name_prefix: str | None) -> No
         raise SourceError("the GGUF is not the model we expected: " + "; ".join(wrong))
 
 
+def gguf_model_name(meta: dict, fallback: str) -> str:
+    """The model's name from a GGUF's metadata, without the words for the quantisation it came from:
+    "Qwen2.5-Coder-0.5B-Instruct" for a file whose general.name is "Qwen2.5 Coder 0.5B Instruct AWQ"."""
+    parts = [meta.get("general.basename"), meta.get("general.size_label"), meta.get("general.finetune")]
+    if parts[0]:
+        words = "-".join(str(part) for part in parts if part).split("-")
+    else:
+        words = str(meta.get("general.name") or fallback).split()
+    kept = [word for word in words if word.lower() not in _QUANTISATION_WORDS]
+    return ("-" if parts[0] else " ").join(kept) or fallback
+
+
 def _load_gguf(path: Path, expect: dict, name_prefix: str | None, licence: str | None, source: str) -> Loaded:
     import torch
     from gguf import GGUFReader
@@ -117,11 +132,12 @@ def _load_gguf(path: Path, expect: dict, name_prefix: str | None, licence: str |
     model = AutoModelForCausalLM.from_pretrained(
         str(path.parent), gguf_file=path.name, dtype=torch.float32, attn_implementation="eager")
     file_type = meta.get("general.file_type")
+    named = f" named {meta['general.name']!r}" if meta.get("general.name") else ""
     return Loaded(model.eval(), tokenizer_from_gguf(path, reader), {
-        "name": meta.get("general.name", path.stem),
+        "name": gguf_model_name(meta, path.stem),
         "source": source,
         "licence": meta.get("general.license", licence),
-        "source_format": f"GGUF {_GGUF_FILE_TYPES.get(file_type, f'file_type {file_type}')}, dequantised to float32",
+        "source_format": f"GGUF {_GGUF_FILE_TYPES.get(file_type, f'file_type {file_type}')}{named}, dequantised to float32",
     })
 
 

@@ -11,7 +11,7 @@ from model_export.build import build
 from model_export.cache import cache_root, prune, sha256_file
 from model_export.default_gguf import (HEADER_SHA256, HEADER_SIZE, default_gguf_path, fetch_default_header,
                                        metadata_header)
-from model_export.sources import SourceError, check_gguf_metadata, resolve
+from model_export.sources import SourceError, check_gguf_metadata, gguf_model_name, resolve
 from model_export.tokenizer import cached_tokenizer_from_gguf, save_tokenizer_json, tokenizer_from_gguf
 
 GOOD = {"general.architecture": "qwen2", "qwen2.block_count": 24, "general.name": "Qwen2.5 Coder 0.5B Instruct AWQ"}
@@ -33,6 +33,15 @@ def test_gguf_metadata_is_checked():
         check_gguf_metadata({**GOOD, "qwen2.block_count": 12}, {"qwen2.block_count": 24}, None)
     with pytest.raises(SourceError, match="general.name"):
         check_gguf_metadata({**GOOD, "general.name": "Llama"}, {}, "Qwen2.5 Coder 0.5B Instruct")
+
+
+def test_a_gguf_is_named_without_the_quantisation_it_came_from():
+    default = {"general.name": "Qwen2.5 Coder 0.5B Instruct AWQ", "general.basename": "Qwen2.5-Coder",
+               "general.size_label": "0.5B", "general.finetune": "Instruct-AWQ"}
+    assert gguf_model_name(default, "file") == "Qwen2.5-Coder-0.5B-Instruct"
+    assert gguf_model_name({"general.name": "Qwen2.5 0.5B GPTQ Int4"}, "file") == "Qwen2.5 0.5B"
+    assert gguf_model_name({"general.name": "AWQ"}, "my-file") == "my-file"
+    assert gguf_model_name({}, "my-file") == "my-file"
 
 
 @pytest.mark.parametrize("source, message", [

@@ -60,7 +60,7 @@ def test_a_reader_walks_the_station_on_the_real_model(real_server, chromium, rea
 
         go(page, "One at a time")
         page.wait_for_selector("[data-onepass-panel=model-card][data-state=ready]")
-        assert "Qwen2.5 Coder 0.5B Instruct AWQ" in panel(page, "model-card").inner_text()
+        assert "Qwen2.5-Coder-0.5B-Instruct ·" in panel(page, "model-card").inner_text()
         run(page, "greedy")
         counters = panel(page, "greedy").locator(".onepass-counters").inner_text()
         passes, tokens = map(int, re.search(r"Passes: (\d+) · tokens: (\d+)", counters).groups())
