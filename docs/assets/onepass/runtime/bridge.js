@@ -129,8 +129,27 @@ export class OnnxBridge {
   }
 }
 
+/** An error as plain fields that cross to another thread; the receiving WorkerChannel rebuilds it. */
+export const plainError = (err) => ({ message: String(err?.message ?? err), code: err?.code, retryable: err?.retryable });
+
 /**
- * Requests to a worker that answers {id, type: 'done', result} or {id, type: 'error', error} (model-worker.js),
+ * A worker's reply to request `id`: `work()`'s result as {id, type: 'done', result} (the buffers `transfer(result)`
+ * names are moved, not copied), or its error as {id, type: 'error', error: describe(err)}. A message without an id
+ * wanted no answer: its error is only logged. What a WorkerChannel, below, waits for.
+ */
+export async function reply(id, work, { describe = plainError, transfer = () => [] } = {}) {
+  try {
+    const result = await work();
+    if (id !== undefined) self.postMessage({ id, type: 'done', result }, transfer(result));
+  } catch (err) {
+    const error = describe(err);
+    if (id !== undefined) self.postMessage({ id, type: 'error', error });
+    else console.error('onepass worker:', error.message);
+  }
+}
+
+/**
+ * Requests to a worker that answers them with reply(), above (model-worker.js, store-worker.js, worker.js),
  * and passes anything else it says about a request (progress, files) to that request's `onEvent`.
  */
 export class WorkerChannel {

@@ -149,8 +149,20 @@ class FolderStore {
   constructor(folder, legacy) {
     this.folder = folder;
     this.legacy = legacy;
-    this.writer = undefined; // the store worker's channel, started by the first keep(); null where there is none
+    this.started = undefined; // the store worker's channel once the first keep() asks for it; null where there is none
     this.handedOver = 0; // chunks the store worker wrote
+  }
+
+  /** The store worker's channel, started once; null where a worker cannot start one (then chunks are written here). */
+  get writer() {
+    if (this.started === undefined) {
+      try {
+        this.started = new WorkerChannel(new Worker(new URL('./store-worker.js', import.meta.url), { type: 'module' }));
+      } catch {
+        this.started = null;
+      }
+    }
+    return this.started;
   }
 
   async read(url, into) {
@@ -179,29 +191,22 @@ class FolderStore {
 
   /** Keep a downloaded chunk, taking its bytes (their buffer is empty afterwards where the store worker took it). */
   async keep(url, bytes) {
-    if (this.writer === undefined) {
-      try {
-        this.writer = new WorkerChannel(new Worker(new URL('./store-worker.js', import.meta.url), { type: 'module' }));
-      } catch {
-        this.writer = null; // no workers inside a worker here: written on this thread
-      }
-    }
-    if (!this.writer) return this.write(url, bytes);
+    const writer = this.writer;
+    if (!writer) return this.write(url, bytes);
     try {
-      await this.writer.request('write', { name: fileName(url), bytes }, undefined, [bytes.buffer]);
-      this.handedOver += 1;
+      if (await writer.request('write', { name: fileName(url), bytes }, undefined, [bytes.buffer])) this.handedOver += 1;
     } catch (err) {
       if (err.code === 'quota') throw quotaError();
       // The store worker failed otherwise: this chunk is fetched again next visit (no worse), the next ones are
       // written here.
       this.close();
-      this.writer = null;
+      this.started = null;
     }
   }
 
   close() {
-    this.writer?.worker.terminate();
-    this.writer = undefined;
+    this.started?.worker.terminate();
+    this.started = undefined;
   }
 
   async prune(urls) {

@@ -21,7 +21,7 @@
  */
 import * as ort from '../../../vendor/ort/ort.wasm.min.mjs';
 
-import { OnnxBridge } from './bridge.js';
+import { OnnxBridge, reply } from './bridge.js';
 import { passTimes, positionIndependence, SESSION_OPTIONS, timePasses } from './harness.js';
 import { loadModel } from './loader.js';
 import { heapBlock } from './ort-module.js';
@@ -151,15 +151,6 @@ self.onmessage = ({ data }) => {
     if (bridge) bridge.cancelled = data.cancelled;
     return;
   }
-  queue = queue.then(async () => {
-    try {
-      const result = await HANDLERS[data.type](data.id, data);
-      if (data.id !== undefined) self.postMessage({ id: data.id, type: 'done', result }, transfers(result));
-    } catch (err) {
-      // Plain fields only: the worker.js side rebuilds the error, with a LoadError's code and retry.
-      const error = { message: String(err?.message ?? err), code: err?.code, retryable: err?.retryable };
-      if (data.id !== undefined) self.postMessage({ id: data.id, type: 'error', error });
-      else console.error('onepass model worker:', error.message);
-    }
-  });
+  // Plain fields only: the worker.js side rebuilds the error, with a LoadError's code and retry.
+  queue = queue.then(() => reply(data.id, () => HANDLERS[data.type](data.id, data), { transfer: transfers }));
 };

@@ -32,7 +32,7 @@
 import { Tokenizer } from '../../../vendor/tokenizers/tokenizers.min.mjs';
 import { loadPyodide } from '../../../vendor/pyodide/pyodide.mjs';
 
-import { RemoteBridge, WorkerChannel } from './bridge.js';
+import { RemoteBridge, reply, WorkerChannel } from './bridge.js';
 import { ByteDecoder } from './decoder.js';
 
 const VENDOR = new URL('../../../vendor/', import.meta.url);
@@ -348,17 +348,11 @@ function describe(err) {
   return { code, message, retryable: true, detail };
 }
 
-self.onmessage = async ({ data }) => {
+self.onmessage = ({ data }) => {
   // The page's sign of life: answered whenever this worker's event loop is free (a pass or a proposer blocks it).
   if (data.type === 'ping') return post({ type: 'pong' });
-  const handler = HANDLERS[data.type];
-  if (!handler) {
-    post({ id: data.id, type: 'error', error: { code: 'error', message: `unknown request ${data.type}`, retryable: false } });
-    return;
-  }
-  try {
-    post({ id: data.id, type: 'done', result: await handler(data.id, data) });
-  } catch (err) {
-    post({ id: data.id, type: 'error', error: describe(err) });
-  }
+  const handler = HANDLERS[data.type] ?? (() => {
+    throw Object.assign(new Error(`unknown request ${data.type}`), { code: 'error' });
+  });
+  return reply(data.id, () => handler(data.id, data), { describe });
 };
