@@ -109,6 +109,13 @@ export class Runtime {
   }
 
   receive(message) {
+    if (message.type === 'fatal') {
+      // Python failed for good in the worker (worker.js says why): the worker is replaced. A stack overflow, the
+      // reader's own code's doing, is said as such; anything else as any restart.
+      const { code, detail } = message.error;
+      return this.restart(`Python failed for good: ${detail ?? code}`, code === 'stack'
+        ? new RuntimeError({ ...message.error, code: 'worker_restarted', retryable: true }) : null);
+    }
     // A run waiting for the model to download is not silent while the download goes on.
     if (message.type === 'progress') for (const waiting of this.pending.values()) waiting.heard = performance.now();
     const request = this.pending.get(message.id);

@@ -23,6 +23,7 @@
  * Messages out: {id, type: 'progress', loaded, total} | {id, type: 'started', tokens} (a run's first pass begins)
  *               | {id, type: 'pass', pass, text, labels, sent} | {id, type: 'done', result}
  *               | {id, type: 'error', error: {code, message, retryable, detail?}} | {type: 'pong'}
+ *               | {type: 'fatal', error} (Python failed for good: the page replaces this worker)
  * One generation runs at a time; a second one is refused (code 'busy'), never interleaved. Every request is
  * checked against Python's limits (py/onepass/limits.py) before its first pass, a text by its length first. An error's message is plain
  * words for the reader; the raw text (a Python traceback, onnxruntime's own words) is its `detail`, and the console's.
@@ -76,6 +77,10 @@ async function startPyodide(runtime) {
 async function startPython(runtime) {
   const began = performance.now();
   const { pyodide, snapshot: fromSnapshot } = await startPyodide(runtime);
+  // A Pyodide that failed for good (the JavaScript stack overflowed inside Python: a reader's proposer that raised
+  // Python's recursion limit and recursed) runs nothing again, and the request it ran is never answered. The page is
+  // told at once and replaces this worker, where it would otherwise wait out the worker's silence (client.js).
+  pyodide._api.on_fatal = (err) => post({ type: 'fatal', error: describe(err) });
   // The wheel's files: the snapshot holds the modules it imported, not the files the rest may import.
   const wheel = await fetch(new URL(runtime.wheel, VENDOR));
   if (!wheel.ok) throw new Error(`the onepass wheel is missing (${wheel.status})`);
@@ -334,6 +339,11 @@ const RAW = [
     test: /bad_alloc|out of memory|Out of memory|allocation failed|MemoryError/,
     code: 'memory',
     message: 'this tab ran out of memory for that pass: try a shorter text, or close other tabs, and run again',
+  },
+  {
+    test: /Maximum call stack size exceeded|too much recursion/,
+    code: 'stack',
+    message: 'Python ran out of stack in this tab (code that recursed too deep): run again',
   },
   { test: /OrtRun|onnxruntime|ERROR_CODE/, code: 'model', message: 'the model could not run that pass in this tab: run again, or reload the page' },
   { test: /Traceback|PythonError|pyodide/i, code: 'python', message: 'Python stopped with an error in this tab: run again, or reload the page' },
