@@ -109,13 +109,12 @@ def check_gguf_metadata(meta: dict, expect: dict, name_prefix: str | None) -> No
 def gguf_model_name(meta: dict, fallback: str) -> str:
     """The model's name from a GGUF's metadata, without the words for the quantisation it came from:
     "Qwen2.5-Coder-0.5B-Instruct" for a file whose general.name is "Qwen2.5 Coder 0.5B Instruct AWQ"."""
-    parts = [meta.get("general.basename"), meta.get("general.size_label"), meta.get("general.finetune")]
-    if parts[0]:
-        words = "-".join(str(part) for part in parts if part).split("-")
+    if meta.get("general.basename"):
+        parts = (meta.get(f"general.{key}") for key in ("basename", "size_label", "finetune"))
+        name, sep = "-".join(str(part) for part in parts if part), "-"
     else:
-        words = str(meta.get("general.name") or fallback).split()
-    kept = [word for word in words if word.lower() not in _QUANTISATION_WORDS]
-    return ("-" if parts[0] else " ").join(kept) or fallback
+        name, sep = str(meta.get("general.name") or fallback), " "
+    return sep.join(word for word in name.split(sep) if word.lower() not in _QUANTISATION_WORDS) or fallback
 
 
 def _load_gguf(path: Path, expect: dict, name_prefix: str | None, licence: str | None, source: str) -> Loaded:

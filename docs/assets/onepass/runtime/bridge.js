@@ -130,7 +130,7 @@ export class OnnxBridge {
 }
 
 /** An error as plain fields that cross to another thread; the receiving WorkerChannel rebuilds it. */
-export const plainError = (err) => ({ message: String(err?.message ?? err), code: err?.code, retryable: err?.retryable });
+const plainError = (err) => ({ message: String(err?.message ?? err), code: err?.code, retryable: err?.retryable });
 
 /**
  * A worker's reply to request `id`: `work()`'s result as {id, type: 'done', result} (the buffers `transfer(result)`
