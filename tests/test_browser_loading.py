@@ -101,6 +101,35 @@ def test_chunks_an_older_build_kept_in_the_cache_api_move_to_opfs_without_a_down
     assert outside == []
 
 
+def test_where_opfs_is_refused_the_model_is_kept_in_the_cache_api(chromium, tiny_site, tmp_path):
+    # A private window may refuse OPFS to the model's worker: the chunks then go to the Cache API, and a returning
+    # visit reads them from there without a download.
+    site = tmp_path / "site"
+    shutil.copytree(tiny_site, site)
+    script = site / "assets" / "onepass" / "runtime" / "model-worker.js"
+    refused = "StorageManager.prototype.getDirectory = () => Promise.reject(new DOMException('refused', 'SecurityError'));\n"
+    script.write_text(refused + script.read_text())
+    served = {chunk["name"] for chunk in chunks(site)}
+    kept = """() => caches.open('onepass-model').then((cache) => cache.keys())
+        .then((requests) => requests.map((request) => request.url.split('/model/')[1]))"""
+    server = Server(site)
+    context, page, outside = offline_page(chromium, service_workers="block")
+    try:
+        open_page(page, server)
+        assert page.evaluate(LOAD) == "loaded"
+        assert set(page.evaluate(kept)) == served and stored_chunks(page) == set()
+        fetched = []
+        page.on("request", lambda request: "/model/chunks/" in request.url and fetched.append(request.url))
+        open_page(page, server)
+        assert page.evaluate(LOAD) == "loaded"
+        assert fetched == []
+        assert page.evaluate("() => window.onepass().generate({text: 'Hello', maxNew: 3})")["tokens"]
+    finally:
+        context.close()
+        server.stop()
+    assert outside == []
+
+
 def test_a_model_worker_that_fails_to_start_is_a_plain_retryable_error(chromium, tiny_site, tmp_path):
     # A site whose model worker throws as it starts (Playwright's routes do not see a worker's own workers).
     site = tmp_path / "site"
