@@ -276,7 +276,11 @@ def test_instant_navigation_keeps_one_chart_and_remounts_the_widgets(page, site)
         page.wait_for_function(f"() => document.querySelector('article h1')?.textContent === {title!r}")
     page.wait_for_selector(f"{CHART}[data-ready]")
     assert page.evaluate("window.sameDocument === true")
-    assert page.evaluate("Object.keys(Chart.instances).length") == 1  # the charts of pages left behind were released
+    # The charts of pages left behind were released: every chart left is on this page, where the sampling panel
+    # draws one too once its first draws are in (how soon depends on the machine), beside the one speed-up chart.
+    charts = page.evaluate(f"""Object.values(Chart.instances)
+        .map((chart) => ({{ here: chart.canvas.isConnected, speedup: Boolean(chart.canvas.closest('{CHART}')) }}))""")
+    assert all(chart["here"] for chart in charts) and sum(chart["speedup"] for chart in charts) == 1
     set_slider(page, "alpha", 0.2)
     set_slider(page, "c", 0.5)
     assert max(bars(page)) < 1
