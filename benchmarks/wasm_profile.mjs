@@ -24,8 +24,6 @@ import { median, passTimes, SESSION_OPTIONS } from '../docs/assets/onepass/runti
 
 const RUNS = 10;
 const WARMUP = 3;
-// passTimes' order: the past's pass, then warm-up and timed passes of each kind in turn.
-const KINDS = ['decode_1', 'verify_6', 'prefill_30'];
 const IDS = Array.from({ length: 38 }, (_, i) => 1000 + i);
 // How the child hands its summary back on stderr, apart from onnxruntime's own messages.
 const TIMED = 'wasm_profile: ';
@@ -102,11 +100,13 @@ if (values.child) {
   await child();
 } else {
   const { summary: report, events } = await profile();
+  // passTimes ran the past's pass, then each kind's warm-up and timed passes in turn, in the order of its figures.
+  const kinds = Object.keys(report.timed_with_profiler).filter((key) => key.endsWith('_ms')).map((key) => key.slice(0, -3));
   const runs = events.filter((event) => event.name === 'model_run').sort((a, b) => a.ts - b.ts);
-  if (runs.length !== 1 + KINDS.length * (WARMUP + RUNS)) {
-    throw new Error(`expected ${1 + KINDS.length * (WARMUP + RUNS)} profiled passes, got ${runs.length}`);
+  if (runs.length !== 1 + kinds.length * (WARMUP + RUNS)) {
+    throw new Error(`expected ${1 + kinds.length * (WARMUP + RUNS)} profiled passes, got ${runs.length}`);
   }
-  KINDS.forEach((kind, k) => {
+  kinds.forEach((kind, k) => {
     const first = 1 + k * (WARMUP + RUNS) + WARMUP;
     report[kind] = byOperator(events, runs.slice(first, first + RUNS), Number(values.top));
   });
