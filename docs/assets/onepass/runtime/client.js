@@ -52,7 +52,10 @@ export class Runtime {
       this.spoke = true;
       this.receive(data);
     };
+    // Handled here (a restart, its reason in the console), so not reported again as the page's uncaught error; a
+    // replaced worker's last error (Pyodide rethrows what failed it for good) is handled by ignoring it.
     worker.onerror = (event) => {
+      event.preventDefault();
       if (current()) this.restart(`the model's worker failed: ${event.message ?? 'it could not start'}`);
     };
     if (this.interrupt) {

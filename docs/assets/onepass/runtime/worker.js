@@ -80,7 +80,14 @@ async function startPython(runtime) {
   // A Pyodide that failed for good (the JavaScript stack overflowed inside Python: a reader's proposer that raised
   // Python's recursion limit and recursed) runs nothing again, and the request it ran is never answered. The page is
   // told at once and replaces this worker, where it would otherwise wait out the worker's silence (client.js).
-  pyodide._api.on_fatal = (err) => post({ type: 'fatal', error: describe(err) });
+  pyodide._api.on_fatal = (err) => {
+    post({ type: 'fatal', error: describe(err) });
+    // Pyodide then rethrows `err`, uncaught, and the run that was under way fails on the broken Python. Both are this
+    // failure, said just now: they are not reported again as this worker's uncaught errors.
+    const said = (event) => event.preventDefault();
+    self.addEventListener('error', said);
+    self.addEventListener('unhandledrejection', said);
+  };
   // The wheel's files: the snapshot holds the modules it imported, not the files the rest may import.
   const wheel = await fetch(new URL(runtime.wheel, VENDOR));
   if (!wheel.ok) throw new Error(`the onepass wheel is missing (${wheel.status})`);
