@@ -7,6 +7,8 @@ import os
 import shutil
 import socket
 import threading
+import time
+from collections import Counter
 from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
@@ -215,14 +217,19 @@ def test_a_failing_manifest_is_named_and_retryable_not_a_missing_model(chromium,
 
 class DroppingHandler(SimpleHTTPRequestHandler):
     """Serves the site like a plain host, but the chunk named in `drop` breaks off halfway, after promising its
-    whole length: a connection lost mid-download. `asked` records each chunk request's Cache-Control header."""
+    whole length: a connection lost mid-download. `asked` records each chunk request's Cache-Control header, and
+    `times` how often each chunk was asked for; each chunk waits `slow` seconds before it is sent."""
 
     drop: str = ""
     asked: dict = {}
+    times: Counter = Counter()
+    slow: float = 0
 
     def send_head(self):
         if "/model/chunks/" in self.path:
             self.asked[self.path] = self.headers.get("Cache-Control")
+            self.times[self.path] += 1
+            time.sleep(self.slow)
         return super().send_head()
 
     def copyfile(self, source, outputfile):
@@ -239,9 +246,9 @@ class DroppingHandler(SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def plain_host(site, drop: str = ""):
+def plain_host(site, drop: str = "", slow: float = 0):
     """`site` served by DroppingHandler on a free localhost port (breaking off the chunk named `drop`, if any)."""
-    DroppingHandler.drop, DroppingHandler.asked = drop, {}
+    DroppingHandler.drop, DroppingHandler.asked, DroppingHandler.times, DroppingHandler.slow = drop, {}, Counter(), slow
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(DroppingHandler, directory=str(site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -282,3 +289,23 @@ def test_chunks_kept_in_the_store_are_not_kept_again_by_the_http_cache(chromium,
             context.close()
     assert len(DroppingHandler.asked) == len(chunks(tiny_site))
     assert set(DroppingHandler.asked.values()) == {"no-cache"}, DroppingHandler.asked
+
+
+def test_two_tabs_loading_at_once_download_each_chunk_once(chromium, tiny_site):
+    # A reader opening two of the lesson's pages at once on a first visit: the second tab waits for the first's
+    # chunks and reads them from the store, rather than download the model (634 MB) a second time. Each chunk takes
+    # 3 s to arrive, so the two tabs' loads overlap however long each takes to start.
+    with plain_host(tiny_site, slow=3) as server:
+        context, first, outside = offline_page(chromium, service_workers="block")
+        second = context.new_page()
+        try:
+            for page in (first, second):
+                open_page(page, server)
+            for page in (first, second):
+                page.evaluate(f"() => {{ window.loaded = ({LOAD})(); }}")
+            assert [page.evaluate("window.loaded") for page in (first, second)] == ["loaded", "loaded"]
+            assert stored_chunks(second) == {chunk["name"] for chunk in chunks(tiny_site)}
+        finally:
+            context.close()
+    assert outside == []
+    assert DroppingHandler.times == Counter({f"/model/{chunk['name']}": 1 for chunk in chunks(tiny_site)})

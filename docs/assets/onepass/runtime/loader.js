@@ -323,13 +323,13 @@ export async function loadModel(modelUrl, onProgress, onFile = () => {}, place =
       const whole = Promise.resolve().then(() => place(file, manifest));
       whole.catch(() => {}); // a failure is the load's once a chunk awaits it, below
       const offsets = chunks.map((_, i) => chunks.slice(0, i).reduce((sum, chunk) => sum + chunk.size, 0));
-      await inParallel(chunks.map((chunk, i) => async () => {
+      await inParallel(chunks.map((chunk, i) => () => oneTabAtATime(store && chunk.sha256, async () => {
         const what = `part ${i + 1} of ${chunks.length} of the model's ${file.name} (${chunk.name})`;
         const url = new URL(chunk.name, modelUrl).href;
         const { bytes, fresh } = await loadChunk(store, url, chunk, what, onBytes);
         (await whole).set(bytes, offsets[i]);
         if (fresh && store) await store.keep(url, bytes); // last: it may take the bytes
-      }), PARALLEL_CHUNKS);
+      })), PARALLEL_CHUNKS);
       files[file.name] = await whole;
       // After the next file's first reads are under way, so the two overlap.
       finished.push(new Promise((next) => setTimeout(next, 0)).then(() => onFile(file.name, files[file.name])));
@@ -341,6 +341,15 @@ export async function loadModel(modelUrl, onProgress, onFile = () => {}, place =
     store?.close(); // the store worker, once every chunk is kept
   }
   return { manifest, files, keptApart: store?.handedOver ?? 0 };
+}
+
+/**
+ * `task`, run while holding the Web Lock named after a chunk's hash (`key`) where the browser has Web Locks: a second
+ * tab loading the model at the same time (a reader opening two pages at once) waits for this tab's chunk, then reads it
+ * from the store instead of downloading it again. Without a key (nowhere to keep the chunk), `task` just runs.
+ */
+function oneTabAtATime(key, task) {
+  return key && globalThis.navigator?.locks ? navigator.locks.request(`onepass-chunk-${key}`, task) : task();
 }
 
 /** Run the async `tasks`, at most `limit` at a time; rejects with the first failure. */
