@@ -11,8 +11,6 @@
  * profile.)
  */
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -21,6 +19,7 @@ import * as ort from 'onnxruntime-web';
 
 import { OnnxBridge } from '../docs/assets/onepass/runtime/bridge.js';
 import { median, passTimes, SESSION_OPTIONS } from '../docs/assets/onepass/runtime/harness.js';
+import { readExport } from '../model_export/read_export.mjs';
 
 const RUNS = 10;
 const WARMUP = 3;
@@ -63,11 +62,9 @@ function byOperator(events, runs, top) {
 /** The profiled passes, in a child process: onnxruntime writes its profile to that process's stdout. */
 async function child() {
   console.log = console.error;
-  const manifest = JSON.parse(fs.readFileSync(path.join(values.model, 'manifest.json'), 'utf8'));
-  const file = fs.readFileSync(path.join(values.model, manifest.graph));
+  const { manifest, model } = readExport(values.model);
   ort.env.wasm.numThreads = Number(values.threads);
-  const session = await ort.InferenceSession.create(
-    new Uint8Array(file.buffer, file.byteOffset, file.byteLength), { ...SESSION_OPTIONS, enableProfiling: true });
+  const session = await ort.InferenceSession.create(model, { ...SESSION_OPTIONS, enableProfiling: true });
   const timed = await passTimes(new OnnxBridge(ort, session, manifest), IDS, { runs: RUNS, warmup: WARMUP });
   session.endProfiling();
   await session.release();

@@ -11,16 +11,13 @@
  * is bit-identical, 1 when some check differs, 2 on error.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 
 import * as ort from 'onnxruntime-web';
 
 import { OnnxBridge } from '../docs/assets/onepass/runtime/bridge.js';
 import { passTimes, positionIndependence, SESSION_OPTIONS } from '../docs/assets/onepass/runtime/harness.js';
-
-// fs.readFileSync stops at 2 GiB (as would a single-file ONNX model's protobuf).
-const MAX_MODEL_BYTES = 2 ** 31 - 1;
+import { readExport } from './read_export.mjs';
 
 // onnxruntime's WASM module writes through console.log; keep stdout for the one JSON result.
 console.log = console.error;
@@ -53,24 +50,13 @@ function readCheck(file) {
   return { ids, cases };
 }
 
-function readModel(modelDir, graph) {
-  const file = path.join(modelDir, graph);
-  const { size } = fs.statSync(file);
-  if (size > MAX_MODEL_BYTES) {
-    throw new Error(`${file} is ${size} bytes; the model must stay under 2 GiB`);
-  }
-  const buf = fs.readFileSync(file);
-  return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-}
-
 const round = (x) => Math.round(x * 1000) / 1000;
 
 async function main(report) {
   const args = parseCli();
   report.threads_requested = args.threads;
   const { ids, cases } = readCheck(args.checkFile);
-  const manifest = JSON.parse(fs.readFileSync(path.join(args.modelDir, 'manifest.json'), 'utf8'));
-  const model = readModel(args.modelDir, manifest.graph);
+  const { manifest, model } = readExport(args.modelDir);
 
   ort.env.wasm.numThreads = args.threads;
   const t0 = performance.now();
