@@ -30,6 +30,22 @@ def open_page(page, server):
     page.wait_for_function("() => window.onepass !== undefined")
 
 
+@contextmanager
+def own_copy(chromium, tiny_site, tmp_path, consent: bool = True):
+    """A copy of the tiny site for a test to change, served on a port of its own, and a fresh page with no service
+    worker: (the copy's folder, the page, the server)."""
+    site = tmp_path / "site"
+    shutil.copytree(tiny_site, site)
+    server = Server(site)
+    context, page, outside = offline_page(chromium, consent=consent, service_workers="block")
+    try:
+        yield site, page, server
+    finally:
+        context.close()
+        server.stop()
+    assert outside == []
+
+
 def test_the_site_ships_chunks_the_manifest_lists(tiny_site, tiny_export):
     listed = chunks(tiny_site)
     assert len(listed) > 2  # the tests build with small chunks
@@ -106,95 +122,63 @@ def test_chunks_an_older_build_kept_in_the_cache_api_move_to_opfs_without_a_down
 def test_where_opfs_is_refused_the_model_is_kept_in_the_cache_api(chromium, tiny_site, tmp_path):
     # A private window may refuse OPFS to the model's worker: the chunks then go to the Cache API, and a returning
     # visit reads them from there without a download.
-    site = tmp_path / "site"
-    shutil.copytree(tiny_site, site)
-    script = site / "assets" / "onepass" / "runtime" / "model-worker.js"
-    refused = "StorageManager.prototype.getDirectory = () => Promise.reject(new DOMException('refused', 'SecurityError'));\n"
-    script.write_text(refused + script.read_text())
-    served = {chunk["name"] for chunk in chunks(site)}
     kept = """() => caches.open('onepass-model').then((cache) => cache.keys())
         .then((requests) => requests.map((request) => request.url.split('/model/')[1]))"""
-    server = Server(site)
-    context, page, outside = offline_page(chromium, service_workers="block")
-    try:
+    with own_copy(chromium, tiny_site, tmp_path) as (site, page, server):
+        script = site / "assets" / "onepass" / "runtime" / "model-worker.js"
+        refused = "StorageManager.prototype.getDirectory = () => Promise.reject(new DOMException('refused', 'SecurityError'));\n"
+        script.write_text(refused + script.read_text())
         open_page(page, server)
         assert page.evaluate(LOAD) == "loaded"
-        assert set(page.evaluate(kept)) == served and stored_chunks(page) == set()
+        assert set(page.evaluate(kept)) == {chunk["name"] for chunk in chunks(site)} and stored_chunks(page) == set()
         fetched = []
         page.on("request", lambda request: "/model/chunks/" in request.url and fetched.append(request.url))
         open_page(page, server)
         assert page.evaluate(LOAD) == "loaded"
         assert fetched == []
         assert page.evaluate("() => window.onepass().generate({text: 'Hello', maxNew: 3})")["tokens"]
-    finally:
-        context.close()
-        server.stop()
-    assert outside == []
 
 
 def test_a_model_worker_that_fails_to_start_is_a_plain_retryable_error(chromium, tiny_site, tmp_path):
     # A site whose model worker throws as it starts (Playwright's routes do not see a worker's own workers).
-    site = tmp_path / "site"
-    shutil.copytree(tiny_site, site)
-    script = site / "assets" / "onepass" / "runtime" / "model-worker.js"
-    good = script.read_text()
-    script.write_text("throw new Error('raw words the reader must not see');\n")
-    server = Server(site)
-    context, page, outside = offline_page(chromium, consent=False, service_workers="block")
-    try:
+    with own_copy(chromium, tiny_site, tmp_path, consent=False) as (site, page, server):
+        script = site / "assets" / "onepass" / "runtime" / "model-worker.js"
+        good = script.read_text()
+        script.write_text("throw new Error('raw words the reader must not see');\n")
         open_page(page, server)
         error = page.evaluate(LOAD)
         assert error["code"] == "model" and error["retryable"] and "reload the page" in error["message"]
         assert "raw words" not in error["message"]
         script.write_text(good)
         assert page.evaluate(LOAD) == "loaded"
-    finally:
-        context.close()
-        server.stop()
-    assert outside == []
 
 
 def test_a_store_worker_that_fails_to_start_still_loads_the_model(chromium, tiny_site, tmp_path):
     # The worker that writes downloaded chunks into OPFS (runtime/store-worker.js) throws as it starts: the chunks it
     # was handed are not kept (a later visit fetches them again) and the rest are written on the model worker's thread.
-    site = tmp_path / "site"
-    shutil.copytree(tiny_site, site)
-    script = site / "assets" / "onepass" / "runtime" / "store-worker.js"
-    script.write_text("throw new Error('raw words the reader must not see');\n")
-    server = Server(site)
-    context, page, outside = offline_page(chromium, service_workers="block")
-    try:
+    with own_copy(chromium, tiny_site, tmp_path) as (site, page, server):
+        script = site / "assets" / "onepass" / "runtime" / "store-worker.js"
+        script.write_text("throw new Error('raw words the reader must not see');\n")
         for _ in range(2):  # a first visit, then a returning one that fetches what was not kept
             open_page(page, server)
             assert page.evaluate(LOAD) == "loaded"
             assert page.evaluate("() => window.onepass().load()")["chunksKeptApart"] == 0
         assert stored_chunks(page) <= {chunk["name"] for chunk in chunks(site)}
-    finally:
-        context.close()
-        server.stop()
-    assert outside == []
 
 
 def test_a_broken_python_snapshot_falls_back_to_a_plain_start(chromium, tiny_site, tmp_path):
     # The snapshot only saves time: one that cannot be restored must not reach the reader as an error.
-    site = tmp_path / "site"
-    shutil.copytree(tiny_site, site)
-    runtime = json.loads((site / "vendor" / "runtime.json").read_text())
-    (site / "vendor" / runtime["snapshot"]["name"]).write_bytes(gzip.compress(b"not a snapshot" * 1000))
-    server = Server(site)
-    context, page, outside = offline_page(chromium, service_workers="block")
     errors = []
-    page.on("pageerror", lambda err: errors.append(str(err)))
-    try:
+    with own_copy(chromium, tiny_site, tmp_path) as (site, page, server):
+        runtime = json.loads((site / "vendor" / "runtime.json").read_text())
+        (site / "vendor" / runtime["snapshot"]["name"]).write_bytes(gzip.compress(b"not a snapshot" * 1000))
+        page.on("pageerror", lambda err: errors.append(str(err)))
         open_page(page, server)
         info = page.evaluate("() => window.onepass().load()")
         assert info["pythonSnapshot"] is False
         result = page.evaluate("() => window.onepass().generate({text: 'Hello', maxNew: 3})")
         assert result["tokens"]
-    finally:
-        context.close()
-        server.stop()
-    assert outside == [] and errors == []
+    assert errors == []
 
 
 def test_a_failing_manifest_is_named_and_retryable_not_a_missing_model(chromium, tiny_server):
