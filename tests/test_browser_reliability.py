@@ -255,6 +255,19 @@ def test_a_worker_killed_from_the_page_is_noticed_and_the_next_run_works(panels)
     assert_runs(panels, "greedy", ".onepass-text", ".onepass-run", "after the worker was killed")
 
 
+def test_an_error_thrown_later_by_a_proposers_callback_is_noticed_and_the_next_run_works(panels):
+    # An uncaught error in the worker (here, from a callback the reader's proposer left behind) restarts it mid-run;
+    # the page says so in plain words, and the next run works.
+    set_proposer(panels, "import js\nfrom pyodide.ffi import create_once_callable\n\n"
+                         "def propose(text):\n    js.setTimeout(create_once_callable(lambda: 1 / 0), 0)\n    return []\n")
+    panel(panels, "lookup").locator(".onepass-run-mine").click()
+    assert lookup_state(panels) == "error"
+    assert panel(panels, "lookup").get_attribute("data-error") == "worker_restarted"
+    assert "was restarted" in panel(panels, "lookup").inner_text()
+    assert_plain(panel(panels, "lookup").inner_text())
+    assert_runs(panels, "lookup", ".onepass-proposer", ".onepass-run-mine", "after a callback threw")
+
+
 def test_a_worker_that_answers_nothing_is_replaced(panels):
     panels.evaluate("window.onepass().silentMs = 3000")
     try:
