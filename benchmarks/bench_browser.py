@@ -20,7 +20,9 @@ localhost (with the cross-origin-isolation headers) and measures:
   JavaScript and back, with the conversions);
 * step 5's three examples as its panel runs them (2 threads, the page's
   default): one token per pass against prompt lookup, wall time around the
-  whole request, medians of EXAMPLE_RUNS, and whether the texts are identical.
+  whole request, medians of EXAMPLE_RUNS, and whether the texts are identical;
+* a first visit in two tabs opened together: each tab's load call, and how many
+  chunk requests the site was sent (the model's chunks once each, not twice).
 
 Prints one JSON object of figures; asserts nothing. Measure on a quiet machine.
 """
@@ -109,6 +111,28 @@ def example_race(page) -> dict:
     return race
 
 
+def two_tabs(playwright, url: str) -> dict:
+    """A first visit in two tabs opened together (a fresh profile), both loading the model at once: each tab's load
+    call and the chunk requests the site was sent (each chunk once, where the tabs take turns on it: loader.js)."""
+    with tempfile.TemporaryDirectory() as profile:
+        context = playwright.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        asked = []
+        context.on("request", lambda request: "/model/chunks/" in request.url and asked.append(request.url))
+        pages = [context.new_page() for _ in range(2)]
+        for page in pages:
+            page.set_default_timeout(LOAD_TIMEOUT_MS)
+            page.goto(url)
+            page.wait_for_function("() => window.onepass !== undefined")
+        for page in pages:
+            page.evaluate("""() => {
+                const began = performance.now();
+                window.loadCall = window.onepass().load().then(() => (performance.now() - began) / 1000);
+            }""")
+        loads = [round(page.evaluate("window.loadCall"), 2) for page in pages]
+        context.close()
+    return {"load_call_s": loads, "chunk_requests": len(asked), "chunks": len(set(asked))}
+
+
 def browser_figures(url: str, ids: list[int]) -> dict:
     figures = {}
     with sync_playwright() as playwright, tempfile.TemporaryDirectory() as profile:
@@ -147,6 +171,7 @@ def browser_figures(url: str, ids: list[int]) -> dict:
                 figures["step5_examples"] = example_race(page)
             page.close()
         context.close()
+        figures["two_tabs_first_visit"] = two_tabs(playwright, url)
     return figures
 
 
