@@ -202,18 +202,21 @@ def test_a_failing_manifest_is_named_and_retryable_not_a_missing_model(chromium,
 class DroppingHandler(SimpleHTTPRequestHandler):
     """Serves the site like a plain host, but the chunk named in `drop` breaks off halfway, after promising its
     whole length: a connection lost mid-download. `asked` records each chunk request's Cache-Control header, and
-    `times` how often each chunk was asked for; each chunk waits `slow` seconds before it is sent."""
+    `times` how often each chunk was asked for; each chunk (or only the one named `slow_chunk`) waits `slow` seconds
+    before it is sent."""
 
     drop: str = ""
     asked: dict = {}
     times: Counter = Counter()
     slow: float = 0
+    slow_chunk: str = ""
 
     def send_head(self):
         if "/model/chunks/" in self.path:
             self.asked[self.path] = self.headers.get("Cache-Control")
             self.times[self.path] += 1
-            time.sleep(self.slow)
+            if self.path.endswith(self.slow_chunk):
+                time.sleep(self.slow)
         return super().send_head()
 
     def copyfile(self, source, outputfile):
@@ -230,9 +233,10 @@ class DroppingHandler(SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def plain_host(site, drop: str = "", slow: float = 0):
+def plain_host(site, drop: str = "", slow: float = 0, slow_chunk: str = ""):
     """`site` served by DroppingHandler on a free localhost port (breaking off the chunk named `drop`, if any)."""
-    DroppingHandler.drop, DroppingHandler.asked, DroppingHandler.times, DroppingHandler.slow = drop, {}, Counter(), slow
+    DroppingHandler.drop, DroppingHandler.asked, DroppingHandler.times = drop, {}, Counter()
+    DroppingHandler.slow, DroppingHandler.slow_chunk = slow, slow_chunk
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(DroppingHandler, directory=str(site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -289,6 +293,38 @@ def test_two_tabs_loading_at_once_download_each_chunk_once(chromium, tiny_site):
                 page.evaluate(f"() => {{ window.loaded = ({LOAD})(); }}")
             assert [page.evaluate("window.loaded") for page in (first, second)] == ["loaded", "loaded"]
             assert stored_chunks(second) == {chunk["name"] for chunk in chunks(tiny_site)}
+        finally:
+            context.close()
+    assert outside == []
+    assert DroppingHandler.times == Counter({f"/model/{chunk['name']}": 1 for chunk in chunks(tiny_site)})
+
+
+def test_a_tab_waiting_for_another_tabs_download_says_so_and_its_run_is_not_taken_for_hung(chromium, tiny_site):
+    # The tokenizer's chunk, the first asked for, takes 8 s to arrive. The second tab opens while the first tab
+    # downloads it, and waits for it, hearing no bytes: its run, waiting for the model, must not be taken for a
+    # hung worker (here after 3 s of silence, 120 s on the site), and its model card says why it waits.
+    manifest = json.loads((tiny_site / "model" / "manifest.json").read_text())
+    tokenizer_chunk = next(entry for entry in manifest["files"] if entry["name"] == "tokenizer.json")["chunks"][0]["name"]
+    with plain_host(tiny_site, slow=8, slow_chunk=tokenizer_chunk) as server:
+        context, first, outside = offline_page(chromium, service_workers="block")
+        second = context.new_page()
+        try:
+            open_page(first, server)
+            first.evaluate(f"() => {{ window.loaded = ({LOAD})(); }}")
+            deadline = time.monotonic() + 30
+            while not DroppingHandler.times and time.monotonic() < deadline:
+                first.wait_for_timeout(50)  # not time.sleep: the pages' requests pass through this process's routes
+            assert DroppingHandler.times, "the first tab never asked for a chunk"
+            open_page(second, server)
+            second.evaluate("""() => {
+                const rt = window.onepass();
+                rt.silentMs = 3000;
+                window.ran = rt.generate({text: 'one two', maxNew: 2}).then(() => 'ran', (e) => e.code);
+            }""")
+            second.wait_for_function(
+                "() => document.querySelector('.onepass-card-progress')?.textContent.includes('another tab is downloading')")
+            assert second.evaluate("window.ran") == "ran"
+            assert first.evaluate("window.loaded") == "loaded"
         finally:
             context.close()
     assert outside == []

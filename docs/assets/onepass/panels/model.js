@@ -56,6 +56,9 @@ export async function identity() {
   return manifest ? manifest.identity : 'no-model';
 }
 
+// Said after the progress while another tab is downloading the chunks this tab needs (loader.js, oneTabAtATime).
+export const ANOTHER_TAB = ' · another tab is downloading it, and this tab will use that copy';
+
 /**
  * A status line and a button for the model: `ready()` resolves once it is loaded (asking the reader first, the
  * first time, then loading it if needed), and shows the download's progress on the way. Until the reader agrees
@@ -67,8 +70,9 @@ export function modelStatus(root, { eager = true } = {}) {
   const status = el('p', { className: 'onepass-status', textContent: 'The model loads when the page opens.' });
   const retry = button('Retry loading', 'onepass-retry');
   retry.hidden = true;
-  const onProgress = (loaded, total) => {
-    status.textContent = `Loading the model: ${formatBytes(loaded)} of ${formatBytes(total)} (${Math.floor((100 * loaded) / total)} %)`;
+  const onProgress = (loaded, total, elsewhere) => {
+    status.textContent = `Loading the model: ${formatBytes(loaded)} of ${formatBytes(total)} (${Math.floor((100 * loaded) / total)} %)`
+      + (elsewhere ? ANOTHER_TAB : '');
   };
   let agreed = null; // the wait for the reader's agreement, shared by every ready() until it comes
   const ask = () => siteManifest().then((manifest) => {

@@ -27,7 +27,7 @@ export class Runtime {
     this.pending = new Map();
     this.nextId = 1;
     this.loaded = null;
-    this.progress = null; // the last {loaded, total}, for panels that start listening mid-download
+    this.progress = null; // the last {loaded, total, elsewhere}, for panels that start listening mid-download
     this.listeners = new Set();
     this.watchers = new Set(); // progress listeners that stay across failed loads, retries and restarts (the model card)
     this.whenLoaded = new Promise((resolve) => { this.markLoaded = resolve; }); // whichever load succeeds
@@ -145,19 +145,20 @@ export class Runtime {
   }
 
   /**
-   * Load the model once per visit; onProgress(loaded, total) in bytes reaches every caller until the load
-   * ends. `threads` overrides the worker's choice (the benchmark). A failed load may be retried, and after a
-   * restart the next call loads the model into the new worker.
+   * Load the model once per visit; onProgress(loaded, total, elsewhere) in bytes reaches every caller until
+   * the load ends (`elsewhere`: another tab is downloading what this one waits for, loader.js). `threads`
+   * overrides the worker's choice (the benchmark). A failed load may be retried, and after a restart the next
+   * call loads the model into the new worker.
    */
   load(onProgress = null, threads = undefined) {
     if (onProgress && !this.info) {
       this.listeners.add(onProgress);
-      if (this.progress) onProgress(this.progress.loaded, this.progress.total);
+      this.catchUp(onProgress);
     }
     this.loaded ??= this.request('load', { threads }, (m) => {
       if (m.type !== 'progress') return;
-      this.progress = { loaded: m.loaded, total: m.total };
-      for (const listener of [...this.listeners, ...this.watchers]) listener(m.loaded, m.total);
+      this.progress = { loaded: m.loaded, total: m.total, elsewhere: Boolean(m.elsewhere) };
+      for (const listener of [...this.listeners, ...this.watchers]) listener(m.loaded, m.total, this.progress.elsewhere);
     }).then((info) => {
       this.info = info;
       this.progress = null;
@@ -174,8 +175,13 @@ export class Runtime {
   /** Follow every download attempt's progress, without starting one; returns the way to stop following. */
   watch(onProgress) {
     this.watchers.add(onProgress);
-    if (this.progress) onProgress(this.progress.loaded, this.progress.total);
+    this.catchUp(onProgress);
     return () => this.watchers.delete(onProgress);
+  }
+
+  /** Tell `onProgress` how far the download under way has got, if one is. */
+  catchUp(onProgress) {
+    if (this.progress) onProgress(this.progress.loaded, this.progress.total, this.progress.elsewhere);
   }
 
   /**

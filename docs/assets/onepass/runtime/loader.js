@@ -24,6 +24,9 @@ const PARALLEL_CHUNKS = 3;
 // Another tab reading or writing the same chunk holds its access handle for a moment: wait that long.
 const LOCK_RETRIES = 40;
 const LOCK_WAIT_MS = 50;
+// While another tab downloads a chunk this tab needs, progress is said again this often: the page counts a run that
+// waits for the model and hears nothing for a while as a hung worker (client.js, silentMs).
+const WAITING_REPORT_MS = 1000;
 
 export class LoadError extends Error {
   constructor(code, message) {
@@ -294,7 +297,8 @@ export async function readManifest(modelUrl) {
 
 /**
  * Fetch the manifest at `modelUrl` (a folder URL ending in /) and every file it lists, smallest first.
- * onProgress(loadedBytes, totalBytes) is called as bytes arrive; onFile(name, bytes), if given, as each
+ * onProgress(loadedBytes, totalBytes, elsewhere) is called as bytes arrive, and every second while this tab waits for
+ * chunks another tab is downloading (`elsewhere` true, oneTabAtATime); onFile(name, bytes), if given, as each
  * file completes, so a caller can start on the tokenizer while the weights still arrive. place(file, manifest),
  * if given, says where a file's bytes go: anything with a Uint8Array's set(bytes, offset), or a promise of one
  * (chunks are fetched meanwhile, at most a few held while they wait); by default a Uint8Array of the file's size.
@@ -306,11 +310,18 @@ export async function loadModel(modelUrl, onProgress, onFile = () => {}, place =
   const store = await openStore();
   const total = manifest.files.reduce((sum, file) => sum + file.size, 0);
   let loaded = 0;
+  const waits = new Set(); // the chunks this tab waits for while another tab downloads them
+  const report = () => onProgress(loaded, total, waits.size > 0);
   const onBytes = (n) => {
     loaded += n;
-    onProgress(loaded, total);
+    report();
   };
-  onProgress(0, total);
+  const waiting = (chunk) => (now) => {
+    if (now) waits.add(chunk);
+    else waits.delete(chunk);
+    report();
+  };
+  report();
   const files = {};
   const finished = [];
   try {
@@ -323,7 +334,7 @@ export async function loadModel(modelUrl, onProgress, onFile = () => {}, place =
       const whole = Promise.resolve().then(() => place(file, manifest));
       whole.catch(() => {}); // a failure is the load's once a chunk awaits it, below
       const offsets = chunks.map((_, i) => chunks.slice(0, i).reduce((sum, chunk) => sum + chunk.size, 0));
-      await inParallel(chunks.map((chunk, i) => () => oneTabAtATime(store && chunk.sha256, async () => {
+      await inParallel(chunks.map((chunk, i) => () => oneTabAtATime(store && chunk.sha256, waiting(chunk), async () => {
         const what = `part ${i + 1} of ${chunks.length} of the model's ${file.name} (${chunk.name})`;
         const url = new URL(chunk.name, modelUrl).href;
         const { bytes, fresh } = await loadChunk(store, url, chunk, what, onBytes);
@@ -347,9 +358,26 @@ export async function loadModel(modelUrl, onProgress, onFile = () => {}, place =
  * `task`, run while holding the Web Lock named after a chunk's hash (`key`) where the browser has Web Locks: a second
  * tab loading the model at the same time (a reader opening two pages at once) waits for this tab's chunk, then reads it
  * from the store instead of downloading it again. Without a key (nowhere to keep the chunk), `task` just runs.
+ * While another tab holds the lock, waiting(true) is called at once and then every WAITING_REPORT_MS, and
+ * waiting(false) once the wait is over.
  */
-function oneTabAtATime(key, task) {
-  return key && globalThis.navigator?.locks ? navigator.locks.request(`onepass-chunk-${key}`, task) : task();
+async function oneTabAtATime(key, waiting, task) {
+  if (!key || !globalThis.navigator?.locks) return task();
+  const name = `onepass-chunk-${key}`;
+  const held = Symbol('held by another tab');
+  const first = await navigator.locks.request(name, { ifAvailable: true }, (lock) => (lock ? task() : held));
+  if (first !== held) return first;
+  waiting(true);
+  const reporting = setInterval(() => waiting(true), WAITING_REPORT_MS);
+  try {
+    return await navigator.locks.request(name, () => {
+      clearInterval(reporting);
+      waiting(false);
+      return task();
+    });
+  } finally {
+    clearInterval(reporting); // had the wait failed
+  }
 }
 
 /** Run the async `tasks`, at most `limit` at a time; rejects with the first failure. */

@@ -10,7 +10,8 @@
  * prints the phases.
  *
  * Messages in (each {id, type, ...}; answered {id, type: 'done', result} or {id, type: 'error', error}):
- *   load {threads}            the model: {id, type: 'progress', loaded, total} as bytes arrive, the tokenizer's
+ *   load {threads}            the model: {id, type: 'progress', loaded, total, elsewhere} as bytes arrive (and
+ *                             each second while another tab downloads what this one needs), the tokenizer's
  *                             bytes as {id, type: 'file', name, bytes} (transferred) as soon as they are here,
  *                             then {manifest, threads, ort, modelFromHeap, timings: {ort_start, model_bytes,
  *                             onnx_session}}
@@ -66,7 +67,7 @@ async function load(id, { threads }) {
   const onFile = (name, bytes) => {
     if (name === 'tokenizer.json') self.postMessage({ id, type: 'file', name, bytes }, [bytes.buffer]);
   };
-  const onProgress = (loaded, total) => self.postMessage({ id, type: 'progress', loaded, total });
+  const onProgress = (loaded, total, elsewhere) => self.postMessage({ id, type: 'progress', loaded, total, elsewhere });
   let block = null;
   const place = async (file, manifest) => {
     if (file.name !== manifest.graph) return new Uint8Array(file.size);

@@ -20,7 +20,7 @@
  *               | {id, type: 'python'} (start Python alone: no model) | {id, type: 'sample', p, q, draws, seed}
  *               | {id, type: 'sampleNext', text, draft, draws, seed} (step 6 on the model's own next-token p)
  *               | {id, type: 'interrupt', buffer} (a SharedArrayBuffer the page writes 2 into to stop Python)
- * Messages out: {id, type: 'progress', loaded, total} | {id, type: 'started', tokens} (a run's first pass begins)
+ * Messages out: {id, type: 'progress', loaded, total, elsewhere} | {id, type: 'started', tokens} (a run's first pass begins)
  *               | {id, type: 'pass', pass, text, labels, sent} | {id, type: 'done', result}
  *               | {id, type: 'error', error: {code, message, retryable, detail?}} | {type: 'pong'}
  *               | {type: 'fatal', error} (Python failed for good: the page replaces this worker)
@@ -129,7 +129,10 @@ async function load(id, threads) {
   ensurePython().catch(() => {}); // if the download fails first, Pyodide's own failure is reported on the retry
   let text = null; // the tokenizer, built while the weights still arrive (it arrives first: it is smaller)
   const onEvent = (event) => {
-    if (event.type === 'progress') return post({ id, type: 'progress', loaded: event.loaded, total: event.total });
+    if (event.type === 'progress') {
+      const { loaded, total, elsewhere } = event;
+      return post({ id, type: 'progress', loaded, total, elsewhere });
+    }
     if (event.type !== 'file') return;
     const tokenizerBegan = performance.now();
     const json = JSON.parse(new TextDecoder().decode(event.bytes));
