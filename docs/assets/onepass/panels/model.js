@@ -56,8 +56,11 @@ export async function identity() {
   return manifest ? manifest.identity : 'no-model';
 }
 
-// Said after the progress while another tab is downloading the chunks this tab needs (loader.js, oneTabAtATime).
-export const ANOTHER_TAB = ' · another tab is downloading it, and this tab will use that copy';
+/** "12.0 MB of 634.2 MB (1 %)", and why it waits while another tab downloads what this one needs (loader.js). */
+export function downloadProgress(loaded, total, elsewhere = false) {
+  return `${formatBytes(loaded)} of ${formatBytes(total)} (${Math.floor((100 * loaded) / total)} %)`
+    + (elsewhere ? ' · another tab is downloading it, and this tab will use that copy' : '');
+}
 
 /**
  * A status line and a button for the model: `ready()` resolves once it is loaded (asking the reader first, the
@@ -71,8 +74,7 @@ export function modelStatus(root, { eager = true } = {}) {
   const retry = button('Retry loading', 'onepass-retry');
   retry.hidden = true;
   const onProgress = (loaded, total, elsewhere) => {
-    status.textContent = `Loading the model: ${formatBytes(loaded)} of ${formatBytes(total)} (${Math.floor((100 * loaded) / total)} %)`
-      + (elsewhere ? ANOTHER_TAB : '');
+    status.textContent = `Loading the model: ${downloadProgress(loaded, total, elsewhere)}`;
   };
   let agreed = null; // the wait for the reader's agreement, shared by every ready() until it comes
   const ask = () => siteManifest().then((manifest) => {

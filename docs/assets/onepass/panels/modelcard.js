@@ -5,7 +5,7 @@
  */
 import { runtime } from '../runtime/client.js';
 import { button, el, formatBytes } from './dom.js';
-import { ANOTHER_TAB, consented, downloadButton, siteManifest, whenConsented } from './model.js';
+import { consented, downloadButton, downloadProgress, siteManifest, whenConsented } from './model.js';
 
 export function mountModelCard(root) {
   const facts = el('p', { className: 'onepass-card-facts', textContent: 'Reading the model\'s manifest…' });
@@ -19,11 +19,10 @@ export function mountModelCard(root) {
   const start = (manifest) => {
     const bytes = manifest.files.reduce((sum, f) => sum + f.size, 0);
     facts.textContent = `${manifest.model.name} · ${formatBytes(bytes)} · quantised: ${manifest.quantisation.name}`;
-    const show = (loaded, total, elsewhere = false) => {
+    const show = (loaded, total, elsewhere) => {
       bar.max = total;
       bar.value = loaded;
-      progress.textContent = `Downloaded ${formatBytes(loaded)} of ${formatBytes(total)} (${Math.floor((100 * loaded) / total)} %)`
-        + (elsewhere ? ANOTHER_TAB : '');
+      progress.textContent = `Downloaded ${downloadProgress(loaded, total, elsewhere)}`;
     };
     const rt = runtime();
     stop = rt.watch(show);
