@@ -7,7 +7,9 @@ which lists every file of the build with a revision hash into ``site/sw.js``.
 The worker's caches are named after a hash of that file, so a new build gets
 new caches and the old ones are deleted once it takes over. Not precached: the
 model's chunks (the loader caches them, after the reader agrees to the
-download), the large runtimes (cached on first use) and files only hosts read.
+download), the large runtimes and files only hosts read. The runtimes' files are
+listed in the worker instead (``RUNTIME_FOLDERS``), and their contents are part of
+the build's hash: the page asks the worker to keep them once the model has loaded.
 """
 
 import hashlib
@@ -25,6 +27,9 @@ NODE_MODULES = ROOT / "node_modules"
 TEMPLATE = Path(__file__).with_name("sw.js")
 BUILD_PLACEHOLDER = "__ONEPASS_BUILD__"
 ISOLATION_PLACEHOLDER = "__ONEPASS_ISOLATION__"
+RUNTIME_PLACEHOLDER = "__ONEPASS_RUNTIME_FILES__"
+# Pyodide and onnxruntime-web: tens of MB, fetched only once the reader has agreed to the model's download.
+RUNTIME_FOLDERS = ["vendor/pyodide", "vendor/ort"]
 # What hooks/sw.js's importScripts and the page's offline.js load: Workbox's production builds.
 WORKBOX_FILES = {
     "workbox-sw": ["workbox-sw.js"],
@@ -36,8 +41,8 @@ WORKBOX_FILES = {
 }
 # KaTeX lists each font as woff2 first, which every browser that runs this site reads; the older formats stay
 # on the server, unlisted.
-NOT_PRECACHED = ["sw.js", "_headers", "model/chunks/**", "vendor/pyodide/**", "vendor/ort/**", "vendor/katex/fonts/*.woff",
-                 "vendor/katex/fonts/*.ttf"]
+NOT_PRECACHED = ["sw.js", "_headers", "model/chunks/**", *(f"{folder}/**" for folder in RUNTIME_FOLDERS),
+                 "vendor/katex/fonts/*.woff", "vendor/katex/fonts/*.ttf"]
 
 
 def copy_workbox(site: Path) -> None:
@@ -51,6 +56,16 @@ def copy_workbox(site: Path) -> None:
             shutil.copy2(source, target / name)
 
 
+def runtime_files(site: Path) -> tuple[list[dict], str]:
+    """The runtimes' files, site-relative with their sizes, and a hash of their contents."""
+    files, digest = [], hashlib.sha256()
+    for path in sorted(p for folder in RUNTIME_FOLDERS for p in (site / folder).rglob("*") if p.is_file()):
+        url = path.relative_to(site).as_posix()
+        files.append({"url": url, "size": path.stat().st_size})
+        digest.update(url.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return files, digest.hexdigest()
+
+
 def write_service_worker(site: Path) -> dict:
     done = subprocess.run(["node", str(ROOT / "hooks" / "offline.mjs"), str(site), str(TEMPLATE), json.dumps(NOT_PRECACHED)],
                           cwd=ROOT, capture_output=True, text=True)
@@ -60,8 +75,11 @@ def write_service_worker(site: Path) -> dict:
     if report["warnings"]:
         raise RuntimeError(f"Workbox warned while listing the site: {report['warnings']}")
     worker = site / "sw.js"
-    text = worker.read_text().replace(ISOLATION_PLACEHOLDER, json.dumps(ISOLATION))
-    build = hashlib.sha256(text.encode()).hexdigest()[:16]
+    files, contents = runtime_files(site)
+    text = (worker.read_text().replace(ISOLATION_PLACEHOLDER, json.dumps(ISOLATION))
+            .replace(RUNTIME_PLACEHOLDER, json.dumps(files)))
+    # The precache list revisions every other file; the runtimes' contents join the hash here.
+    build = hashlib.sha256(text.encode() + contents.encode()).hexdigest()[:16]
     worker.write_text(text.replace(BUILD_PLACEHOLDER, build))
     return {**report, "build": build}
 

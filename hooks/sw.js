@@ -5,8 +5,10 @@
  * - Pages and small assets are precached at install, under a cache named for this build, and served
  *   cache-first; a new build installs beside the old one, waits until the reader agrees (the page's
  *   offline.js asks), then deletes the old build's caches.
- * - Pyodide and onnxruntime-web (tens of MB) are cached the first time a panel uses them, not at
- *   install, so reading a page never downloads them unasked; same build-named cache, same cleanup.
+ * - Pyodide and onnxruntime-web (tens of MB) are not fetched at install, so reading a page never downloads
+ *   them unasked. They are cached when a panel uses them through this worker, and, whole, when the page
+ *   says the model has loaded (KEEP_RUNTIMES below): the first page of a visit is not yet controlled by
+ *   this worker, so what it fetched never came through here. Same build-named cache, same cleanup.
  * - Model chunks are not handled here: the model's loader keeps them in its own cache, under names
  *   that are their sha256, and only after the reader agreed to the download.
  * - It adds COOP/COEP to what it serves, as coi-serviceworker did: where a host cannot send those
@@ -15,9 +17,10 @@
 importScripts('vendor/workbox/workbox-sw.js');
 workbox.setConfig({ modulePathPrefix: 'vendor/workbox/', debug: false });
 
-// Filled in by hooks/offline.py: a hash of this file as built, which names this build's caches.
+// Filled in by hooks/offline.py: a hash of this file as built and of the runtimes' contents; it names this build's caches.
 const BUILD = '__ONEPASS_BUILD__';
-const RUNTIME_FOLDERS = ['vendor/pyodide/', 'vendor/ort/'];
+// Filled in by hooks/offline.py: every file of Pyodide and onnxruntime-web in this build, {url (site-relative), size}.
+const RUNTIME_FILES = __ONEPASS_RUNTIME_FILES__;
 
 // Names like onepass-precache-<build>-<scope>: Workbox's cleanup deletes the caches of other builds of this
 // scope, which it recognises by "-precache-" and the scope in their names.
@@ -43,8 +46,9 @@ workbox.precaching.precacheAndRoute(self.__WB_MANIFEST);
 workbox.precaching.cleanupOutdatedCaches();
 
 const scope = new URL(self.registration.scope);
+const RUNTIME_URLS = new Set(RUNTIME_FILES.map(({ url }) => new URL(url, scope).href));
 workbox.routing.registerRoute(
-  ({ url }) => url.origin === scope.origin && RUNTIME_FOLDERS.some((folder) => url.pathname.startsWith(scope.pathname + folder)),
+  ({ url }) => RUNTIME_URLS.has(url.href),
   new workbox.strategies.CacheFirst({ cacheName: RUNTIME_CACHE, plugins: [isolation] }),
 );
 
@@ -53,6 +57,33 @@ workbox.routing.registerRoute(({ request }) => request.mode === 'navigate', new 
 workbox.routing.setCatchHandler(async ({ request }) => (request.destination === 'document'
   ? (await workbox.precaching.matchPrecache('404.html')) ?? Response.error()
   : Response.error()));
+
+/** What this browser keeps for offline use of the runtimes: {kept, total, bytes, missing: [url]}. */
+async function runtimeStatus() {
+  const cache = await caches.open(RUNTIME_CACHE);
+  const kept = await Promise.all(RUNTIME_FILES.map(({ url }) => cache.match(new URL(url, scope))));
+  const missing = RUNTIME_FILES.filter((_, i) => !kept[i]).map(({ url }) => url);
+  const bytes = RUNTIME_FILES.reduce((sum, { size }) => sum + size, 0);
+  return { kept: RUNTIME_FILES.length - missing.length, total: RUNTIME_FILES.length, bytes, missing };
+}
+
+let keeping = null; // one fill of the runtime cache at a time, however many pages ask
+/**
+ * Fetch the runtime files not yet kept into this build's runtime cache. The browser has just fetched them for
+ * the page (its HTTP cache usually answers); one that fails is left missing and asked again by the next page.
+ */
+function keepRuntimes() {
+  keeping ??= (async () => {
+    const cache = await caches.open(RUNTIME_CACHE);
+    const { missing } = await runtimeStatus();
+    await Promise.allSettled(missing.map((url) => cache.add(new URL(url, scope))));
+  })().finally(() => { keeping = null; });
+  return keeping.then(runtimeStatus);
+}
+
+// The page's requests (offline.js), answered on the port they came with: KEEP_RUNTIMES once the model has loaded,
+// answered with what is kept. Pages and small assets are kept already: this worker is active only once they are.
+const ANSWERS = { KEEP_RUNTIMES: keepRuntimes };
 
 self.addEventListener('activate', (event) => {
   event.waitUntil(caches.keys().then((names) => Promise.all(names
@@ -63,5 +94,11 @@ self.addEventListener('activate', (event) => {
 // The first build takes the open page at once; a later one waits for the reader (offline.js sends this).
 workbox.core.clientsClaim();
 self.addEventListener('message', (event) => {
-  if (event.data?.type === 'SKIP_WAITING') self.skipWaiting();
+  const type = event.data?.type;
+  if (type === 'SKIP_WAITING') self.skipWaiting();
+  const answer = ANSWERS[type];
+  if (answer && event.ports[0]) {
+    event.waitUntil(answer().then((runtimes) => event.ports[0].postMessage({ build: BUILD, runtimes }),
+      (err) => event.ports[0].postMessage({ build: BUILD, error: String(err) })));
+  }
 });

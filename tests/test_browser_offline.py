@@ -1,11 +1,13 @@
 """Offline after one visit, a new build replacing the old one, and asking before the model's download.
 
 The site's service worker (hooks/offline.py, hooks/sw.js) precaches every page
-and small asset of the build, caches the runtimes when first used, and leaves
-the model to the loader's own cache. Here a reader visits once online, then
-the server is stopped and the browser put offline: reload, every page by
+and small asset of the build, keeps the runtimes once the model has loaded, and
+leaves the model to the loader's own store. Here a reader visits once online,
+then the server is stopped and the browser put offline: reload, every page by
 address and by link, three model panels live, search — with the same text as
-online. Each test serves its own copy of the tiny site, since it stops the
+online. The first-visit tests do what a new reader does: run the model (or only
+agree to its download) on the first page they open, before the service worker
+controls it. Each test serves its own copy of the site, since it stops the
 server or swaps the build under it.
 """
 
@@ -112,6 +114,82 @@ def test_after_one_visit_the_site_works_offline(chromium, served):
     finally:
         context.close()
     assert outside == [], f"the page requested addresses outside localhost: {outside}"
+
+
+def go(page, heading: str) -> None:
+    """Follow the sidebar's link to `heading`, as a reader would."""
+    page.locator(".md-sidebar--primary a.md-nav__link", has_text=heading).first.click()
+    page.wait_for_function("(t) => document.querySelector('article h1')?.textContent.trim() === t", arg=heading)
+
+
+def references(chromium, url: str) -> dict[str, str]:
+    """Each of the three panels' text, run live online in a profile of its own."""
+    context, page, outside = offline_page(chromium)
+    page.set_default_timeout(LOAD_TIMEOUT_MS)
+    try:
+        return {path: run_panel(page, url, path) for path in RUNS}
+    finally:
+        context.close()
+        assert outside == [], f"the page requested addresses outside localhost: {outside}"
+
+
+def first_visit_then_offline(chromium, site, first: str) -> None:
+    """A new reader opens copy-and-check/ and agrees to the download there, on a page the service worker does not
+    control yet; `first` is "run" (they also run the model there) or "agree" (they only wait for it to load). The
+    model card then says this browser is ready offline. Offline, in a new tab: reload, a page by address, a page by
+    link, and the three model panels live, with the text they gave online."""
+    server = Server(site)
+    point_sitemap_at(site, server.url)
+    url = server.url
+    expected = references(chromium, url)
+    context, page, outside = offline_page(chromium, consent=False)
+    page.set_default_timeout(LOAD_TIMEOUT_MS)
+    errors = []
+    try:
+        page.goto(url + "copy-and-check/")
+        assert page.evaluate("navigator.serviceWorker.controller") is None  # the reader's first page: not yet
+        page.locator("[data-onepass-panel=model-card] .onepass-download").click()
+        card = "[data-onepass-panel=model-card]"
+        page.wait_for_selector(f"{card}[data-state=ready]")
+        if first == "run":
+            kind, button, output = RUNS["copy-and-check/"]
+            page.locator(f"[data-onepass-panel={kind}] {button}").first.click()
+            page.wait_for_selector(f"[data-onepass-panel={kind}][data-identical]", timeout=RUN_MS)
+            assert page.locator(output).first.inner_text() == expected["copy-and-check/"]
+        page.wait_for_selector(f"{card}[data-offline]", timeout=120_000)
+        offline_note = page.locator(f"{card} .onepass-card-offline").inner_text()
+        assert page.get_attribute(card, "data-offline") == "ready", offline_note
+        assert offline_note.startswith("Ready offline")
+        page.close()
+
+        server.stop()
+        context.set_offline(True)
+        page = context.new_page()
+        page.set_default_timeout(LOAD_TIMEOUT_MS)
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        page.goto(url + "copy-and-check/")
+        page.reload()
+        assert title(page) == "Copy and check"
+        page.goto(url + "one-at-a-time/")  # by address
+        assert title(page) == "One at a time"
+        go(page, "All at once")  # by link
+        for path, text in expected.items():
+            assert run_panel(page, url, path) == text, path
+        page.wait_for_selector(f"{card}[data-offline=ready]", timeout=60_000)
+        assert errors == []
+    finally:
+        context.close()
+        server.stop()
+    assert outside == [], f"the page requested addresses outside localhost: {outside}"
+
+
+@pytest.mark.parametrize("first", ["run", "agree"])
+def test_after_a_real_first_visit_the_model_runs_offline(chromium, tiny_export, tmp_path, first):
+    first_visit_then_offline(chromium, build_site(tiny_export, tmp_path / "site"), first)
+
+
+def test_after_a_real_first_visit_the_real_model_runs_offline(chromium, real_export, tmp_path):
+    first_visit_then_offline(chromium, build_site(real_export, tmp_path / "site", chunk_mb="50"), "run")
 
 
 def new_model(export, folder):

@@ -40,6 +40,11 @@ def test_page_loads_offline_and_names_the_model(page, tiny_server, tiny_export):
     assert info["chunksKeptApart"] == len(stored_chunks(page)) > 0
     page.wait_for_selector("[data-onepass-panel][data-state=ready]")
     assert info["model"] in page.inner_text(".onepass-status")
+    assert info["modelKept"] is True
+    # Under the hood's card also says how the model runs; the lesson pages' cards leave that here.
+    card = page.locator("[data-onepass-panel=model-card]")
+    page.wait_for_selector("[data-onepass-panel=model-card][data-state=ready]")
+    assert f"onnxruntime-web WASM, {info['threads']} thread" in card.inner_text() and "cross-origin isolated" in card.inner_text()
 
 
 @pytest.mark.parametrize("mode", ["greedy", "lookup"])

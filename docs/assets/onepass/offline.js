@@ -3,12 +3,15 @@
  * overrides/main.html. Through it the site works offline after one visit, and is cross-origin isolated
  * even where the host cannot send COOP/COEP: then the first visit reloads once, when the worker takes
  * the page (as coi-serviceworker did). When a new build of the site has installed beside the old one,
- * the reader is told and chooses when to switch: a page never mixes two builds.
+ * the reader is told and chooses when to switch: a page never mixes two builds. Once the model has loaded, the
+ * page asks the worker to keep Pyodide and onnxruntime-web too (keepForOffline), which says what it keeps.
  */
 import { Workbox } from '../../vendor/workbox/workbox-window.prod.mjs';
 
 const SITE_ROOT = new URL('../../', import.meta.url);
 const RELOADED = 'onepass.isolationReload'; // sessionStorage: reload for isolation at most once per tab
+// A first visit's worker installs (keeps the pages, about 4 MB) before it answers; one that never does has failed.
+const ACTIVE_WITHIN_MS = 120_000;
 
 function reloadForIsolation() {
   try {
@@ -19,6 +22,30 @@ function reloadForIsolation() {
   }
   location.reload();
 }
+
+/**
+ * Ask the site's service worker `type` (hooks/sw.js: KEEP_RUNTIMES) once it is active, even while
+ * it does not control this page yet (a visit's first page): {build, runtimes: {kept, total, bytes, missing}}, or
+ * null where this browser has no service worker for the site.
+ */
+async function askWorker(type) {
+  if (!('serviceWorker' in navigator)) return null;
+  const registration = await navigator.serviceWorker.getRegistration(SITE_ROOT.href).catch(() => null);
+  if (!registration) return null;
+  let waited;
+  const { active } = await Promise.race([navigator.serviceWorker.ready, new Promise((_, fail) => {
+    waited = setTimeout(() => fail(new Error('the service worker did not start')), ACTIVE_WITHIN_MS);
+  })]).finally(() => clearTimeout(waited));
+  const { port1, port2 } = new MessageChannel();
+  const answer = new Promise((resolve) => { port1.onmessage = ({ data }) => resolve(data); });
+  active.postMessage({ type }, [port2]);
+  const data = await answer;
+  if (data.error) throw new Error(data.error);
+  return data;
+}
+
+/** Once the model has loaded: keep the runtimes it ran on, whichever page fetched them. Resolves to what is kept. */
+export const keepForOffline = () => askWorker('KEEP_RUNTIMES');
 
 function offerUpdate(wb) {
   if (document.querySelector('.onepass-update')) return;

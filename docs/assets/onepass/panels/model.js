@@ -8,9 +8,11 @@ import { readManifest } from '../runtime/loader.js';
 import { el, button, formatBytes, median } from './dom.js';
 import { KEYS, PROGRESS_EVENT, SITE_ROOT, forget, read, write } from '../store.js';
 import { fit, measured } from '../estimate.js';
+import { keepForOffline } from '../offline.js';
 
 let manifestPromise = null;
 let tracesPromise = null;
+let keeping = null;
 
 /** The site's model manifest; null when the site was built without a model; rejects (LoadError) when it could not be read. */
 export function siteManifest() {
@@ -56,6 +58,19 @@ export async function identity() {
   return manifest ? manifest.identity : 'no-model';
 }
 
+/**
+ * Once the model has loaded in this visit, on whichever page: the service worker keeps the runtimes it ran on, so the
+ * next visit runs offline even when this page was not yet the worker's (offline.js). Resolves to what is kept
+ * (null without a service worker), or rejects with why it could not ask.
+ */
+export function keptForOffline(rt) {
+  keeping ??= rt.whenLoaded.then(() => keepForOffline()).catch((err) => {
+    keeping = null; // the next page asks again
+    throw err;
+  });
+  return keeping;
+}
+
 /** "12.0 MB of 634.2 MB (1 %)", and why it waits while another tab downloads what this one needs (loader.js). */
 export function downloadProgress(loaded, total, elsewhere = false) {
   return `${formatBytes(loaded)} of ${formatBytes(total)} (${Math.floor((100 * loaded) / total)} %)`
@@ -70,7 +85,9 @@ export function downloadProgress(loaded, total, elsewhere = false) {
  */
 export function modelStatus(root, { eager = true } = {}) {
   const rt = runtime();
-  const status = el('p', { className: 'onepass-status', textContent: 'The model loads when the page opens.' });
+  keptForOffline(rt).catch((err) => console.warn('onepass: the runtimes could not be kept for offline use:', err.message));
+  // Until the manifest says more: with the reader's agreement the model loads now; without it, the panel asks.
+  const status = el('p', { className: 'onepass-status', textContent: consented() ? 'Loading the model…' : 'Reading the model\'s description…' });
   const retry = button('Retry loading', 'onepass-retry');
   retry.hidden = true;
   const onProgress = (loaded, total, elsewhere) => {
@@ -114,7 +131,7 @@ export function modelStatus(root, { eager = true } = {}) {
   if (eager) {
     root.dataset.state = 'loading';
     ready().then((info) => {
-      if (root.dataset.state === 'ready') status.textContent = `Loaded ${info.model} (${formatBytes(info.bytes)}, ${info.quantisation}), ${info.threads} thread(s): press Run.`;
+      if (root.dataset.state === 'ready') status.textContent = `Loaded ${info.model} (${formatBytes(info.bytes)}, ${info.quantisation}): press Run.`;
     }, () => {});
   }
   return { status, retry, ready, say: (text) => { status.textContent = text; } };

@@ -302,8 +302,9 @@ export async function readManifest(modelUrl) {
  * file completes, so a caller can start on the tokenizer while the weights still arrive. place(file, manifest),
  * if given, says where a file's bytes go: anything with a Uint8Array's set(bytes, offset), or a promise of one
  * (chunks are fetched meanwhile, at most a few held while they wait); by default a Uint8Array of the file's size.
- * Returns { manifest, files, keptApart } where files maps each file name to what place gave, and keptApart counts
- * the downloaded chunks written by the store worker (store-worker.js).
+ * Returns { manifest, files, kept, keptApart } where files maps each file name to what place gave, kept says every
+ * chunk is now in the browser's store (none where there is no store), and keptApart counts the downloaded chunks
+ * written by the store worker (store-worker.js).
  */
 export async function loadModel(modelUrl, onProgress, onFile = () => {}, place = (file) => new Uint8Array(file.size)) {
   const manifest = await readManifest(modelUrl);
@@ -351,7 +352,7 @@ export async function loadModel(modelUrl, onProgress, onFile = () => {}, place =
   } finally {
     store?.close(); // the store worker, once every chunk is kept
   }
-  return { manifest, files, keptApart: store?.handedOver ?? 0 };
+  return { manifest, files, kept: Boolean(store), keptApart: store?.handedOver ?? 0 };
 }
 
 /**

@@ -13,8 +13,8 @@
  *   load {threads}            the model: {id, type: 'progress', loaded, total, elsewhere} as bytes arrive (and
  *                             each second while another tab downloads what this one needs), the tokenizer's
  *                             bytes as {id, type: 'file', name, bytes} (transferred) as soon as they are here,
- *                             then {manifest, threads, ort, modelFromHeap, timings: {ort_start, model_bytes,
- *                             onnx_session}}
+ *                             then {manifest, threads, ort, modelFromHeap, chunksKeptApart, modelKept,
+ *                             timings: {ort_start, model_bytes, onnx_session}}
  *   open {session, kvCache}   | run {session, newIds, start, wantLogits, rowsFrom} | rollback {session, length}
  *   closeAll                  the bridge's calls (bridge.js), sessions named by the caller's ids
  *   measure {ids, sizes, runs, warmup} | passTimes {ids, options} | positionIndependence {ids, cases}
@@ -95,6 +95,7 @@ async function load(id, { threads }) {
     ort: ort.env.versions.web,
     modelFromHeap: Boolean(block),
     chunksKeptApart: model.keptApart,
+    modelKept: model.kept,
     timings,
   };
 }

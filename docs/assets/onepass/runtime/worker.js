@@ -184,6 +184,7 @@ async function ready(model, channel, text, runtime, timings, since) {
     pythonSnapshot: fromSnapshot,
     modelFromHeap: model.modelFromHeap, // the model's bytes went straight into ort's heap (ort-module.js)
     chunksKeptApart: model.chunksKeptApart, // downloaded chunks written on the store worker's thread (store-worker.js)
+    modelKept: model.modelKept, // every chunk is in this browser's store, for the next visit (loader.js)
     versions: { ...runtime.versions, pyodideRuntime: pyodide.version, ort: model.ort },
     limits,
     timings,
