@@ -99,7 +99,7 @@ def test_a_reader_walks_the_station_on_the_real_model(real_server, chromium, rea
 
         go(page, "Check yourself")
         page.locator(".onepass-quiz__question").nth(0).locator(".onepass-quiz__option").nth(0).click()
-        assert "Quiz: 1 of 6 right" in page.inner_text(".onepass-strip")
+        assert "Quiz: 1 of 4 right" in page.inner_text(".onepass-strip")
 
         page.reload()
         page.wait_for_selector(".onepass-strip")

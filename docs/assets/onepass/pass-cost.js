@@ -1,6 +1,7 @@
 /**
- * The home page's "what a pass costs here": the median one-token pass time that the last model run left
- * in `onepass.lastPass`, or a pointer to step 2, which measures it.
+ * What passes cost here. The home page's widget: the median one-token pass time that the last model run left
+ * in `onepass.lastPass`, or a pointer to step 2, which measures it. And step 3's Measure readout, a narrow pass
+ * against a wide one, kept here as a pure function so that its arithmetic is tested on fixed timings.
  */
 import { KEYS, SITE_ROOT, finite, read } from './store.js';
 import { el } from './panels/dom.js';
@@ -24,4 +25,17 @@ export function mountPassCost(root) {
       + `${(MS_PER_SECOND / ms).toFixed(1)} tokens a second, one at a time. `,
     step2, ' measures it again whenever you run its panel.',
   ]));
+}
+
+/**
+ * Step 3's sentence on a pass over `narrow` tokens taking `a` ms against one over `wide` tokens taking `b` ms.
+ * The wide pass's tokens, read as wide / narrow passes over `narrow` tokens each, would cost (wide / narrow) · a;
+ * one wide pass costs b, so per token it is (wide / narrow) · a / b times cheaper.
+ */
+export function widePassReadout({ narrow, wide, a, b, runs, threads }) {
+  const passes = wide / narrow;
+  return `A pass over ${narrow} tokens: ${a.toFixed(1)} ms; over ${wide} tokens: ${b.toFixed(1)} ms `
+    + `(median of ${runs} runs each, ${threads} thread${threads > 1 ? 's' : ''}). `
+    + `${passes}× the tokens cost ${(b / a).toFixed(2)}× the time in this tab: `
+    + `${(passes * a / b).toFixed(1)}× cheaper per token than ${passes} passes over ${narrow}.`;
 }

@@ -1,5 +1,5 @@
 /**
- * Step 8's quiz: six multiple-choice questions on the station's central ideas. The first answer to a
+ * Step 8's quiz: the lesson's four multiple-choice questions on the station's central ideas. The first answer to a
  * question counts; the feedback explains the right answer whether the reader found it or not.
  * Answers persist in `onepass.quiz` as {answers: {questionId: optionIndex}, right, total}, which the
  * strip reads for the score.
@@ -17,7 +17,7 @@ export const QUESTIONS = [
       'a little worse, the price of the speed.',
     ],
     answer: 0,
-    explain: 'Every kept token is the model’s own prediction at that position, given exactly the text before it, and at the first disagreement the model’s token replaces the draft. So the text is what greedy generation writes; only the passes differ.',
+    explain: 'A drafted token is kept only if it is the model’s own prediction at that position, given exactly the text before it, and at the first disagreement the model’s own token is taken instead. So every token is one greedy generation would have written; the draft decides how fast the text comes, never what it is.',
   },
   {
     id: 'one-pass',
@@ -28,7 +28,7 @@ export const QUESTIONS = [
       'The draft checks its own tokens before the model sees them.',
     ],
     answer: 1,
-    explain: 'A pass predicts the next token after every position, and the causal mask keeps each prediction blind to later tokens, so each equals what a separate one-token pass would give. Memory traffic, not arithmetic, sets the cost of a pass, so the extra positions come almost free. Nothing is retrained.',
+    explain: 'A pass predicts the next token after every position, and the causal mask keeps each prediction blind to the tokens after it, so each is exactly what ordinary generation would have predicted there. Nothing is retrained. And the wide pass is cheap next to one pass per token: the parameters are fetched once and used at every position. On a server’s accelerator the extra positions cost almost nothing; on a CPU, as in this tab, they cost more, but far less than separate passes.',
   },
   {
     id: 'first-wrong',
@@ -46,29 +46,7 @@ export const QUESTIONS = [
       'Every drafted token costs c, but pays only if all before it were accepted.',
     ],
     answer: 2,
-    explain: 'The k-th drafted token is kept only if the k − 1 before it were right and it is right too, with probability αᵏ, while its cost c is paid every time. So the gain from each extra token shrinks and its cost does not: the speed-up peaks, at a handful of tokens for an ordinary draft (longer for a very good, cheap one), and for a poor draft it falls below 1.',
-  },
-  {
-    id: 'sampling',
-    text: 'With sampling, a drafted token is accepted with probability min(1, p/q), and on rejection a token is drawn from the remainder max(0, p − q). What does that keep exact?',
-    options: [
-      'The text: it is the same text greedy generation would write.',
-      'The distribution: every token comes out with the target model’s own probability p.',
-      'Nothing exactly; it is a close approximation that improves with a better draft.',
-    ],
-    answer: 1,
-    explain: 'A token comes out by two routes: drafted and accepted, with probability q · min(1, p/q) = min(p, q), or drawn after a rejection, which adds max(0, p − q). Together that is p, for every token and for any draft. Sampled text differs from run to run, so there is no single text to match; what is exact is the chance of each text. A better draft changes only how often the remainder is needed.',
-  },
-  {
-    id: 'lookup-pays',
-    text: 'Prompt lookup copies a draft from earlier in the text. On which request does it save the most passes?',
-    options: [
-      'Rewriting a given paragraph in the past tense.',
-      'Answering a question with facts that appear nowhere in the prompt.',
-      'It saves the same on any request, because copying is free.',
-    ],
-    answer: 0,
-    explain: 'A copy is only right when the answer repeats text that is already there. A rewrite repeats most of its original word for word, so long copied runs are accepted (step 5’s Past tense). New facts appear nowhere earlier, so there is nothing right to copy: those passes yield one token each, as in step 2 — cheaply, but without saving a pass.',
+    explain: 'The k-th drafted token is kept only if the k − 1 before it were right and it is right too, with probability αᵏ, while its cost c is paid every time. So the gain from each extra token shrinks and its cost does not: the speed-up peaks at a handful of tokens for an ordinary draft (longer for a very good, cheap one). A draft that is mostly wrong gains almost nothing, so whenever drafting is not free (c > 0) it is slower than not drafting at all.',
   },
 ];
 

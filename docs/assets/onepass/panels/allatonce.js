@@ -7,6 +7,7 @@
 import { DEFAULTS } from './defaults.js';
 import { button, el, visible } from './dom.js';
 import { panelRunner } from './runs.js';
+import { widePassReadout } from '../pass-cost.js';
 
 export const DEFAULT_TEXT = DEFAULTS['all-at-once'].text;
 const { measureSizes: SIZES, measureRuns: RUNS } = DEFAULTS['all-at-once'];
@@ -59,10 +60,8 @@ export function mountAllAtOnce(root) {
       await model.ready();
       const result = await rt.measure(input.value, SIZES, RUNS);
       const [a, b] = SIZES.map((n) => result.ms[n]);
-      measured.textContent = `A pass over ${SIZES[0]} tokens: ${a.toFixed(1)} ms; over ${SIZES[1]} tokens: ${b.toFixed(1)} ms `
-        + `(median of ${result.runs} runs each, ${result.threads} thread${result.threads > 1 ? 's' : ''}). `
-        + `${SIZES[1] / SIZES[0]}× the tokens cost ${(b / a).toFixed(2)}× the time in this tab: `
-        + `${(SIZES[1] * a / b).toFixed(1)}× cheaper per token than ${SIZES[1] / SIZES[0]} passes over ${SIZES[0]}.`;
+      measured.textContent = widePassReadout({ narrow: SIZES[0], wide: SIZES[1], a, b, runs: result.runs,
+        threads: result.threads });
       root.dataset.measured = 'yes';
     } catch (err) {
       measured.textContent = `The measurement failed: ${err.message}`;
