@@ -1,15 +1,21 @@
-"""Accessibility: axe-core over all nine pages, light and dark, desktop and phone width, before and after a run.
+"""Accessibility: axe-core over all nine pages, light and dark, desktop and phone width, before and after a run,
+and after following a sidebar link.
 
 axe-core (pinned in package.json, injected by the test: the site does not ship it) must find no serious or
 critical violation, Material's own widgets (search, navigation, footer) included. "After a run" means the
 page's panels and widgets have been used once on the tiny model, so pass lists, token grids, charts, verdicts
-and quiz feedback are on the page too (on the home page: a search, so its results are). At 390 px (a phone)
+and quiz feedback are on the page too (on the home page: a search, so its results are). Then the sidebar's link
+to the next page is clicked, as a reader would: instant navigation swaps the page in place, and the link clicked
+stays hovered, a state a fresh load never shows; the next page is audited so. At 390 px (a phone)
 the page must not scroll sideways. Step 4's guess is checked with Enter, as a keyboard reader would.
 
 The context bypasses the Content-Security-Policy, which would block the injected inline script.
 """
 
+import re
+
 import pytest
+import yaml
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.browser import LOAD_TIMEOUT_MS, ROOT, offline_page
@@ -111,6 +117,22 @@ PAGES = {"": search, "one-at-a-time/": run_greedy, "all-at-once/": run_all_at_on
          "check-yourself/": answer_quiz, "runtime/": run_generate}
 
 
+TITLES = [title for entry in yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=yaml.BaseLoader)["nav"] for title in entry]
+NEXT = dict(zip(PAGES, [*list(PAGES)[1:], ""]))  # the page after each, by the nav's order (the last leads home)
+
+
+def follow_sidebar_link(page, path: str) -> None:
+    """Click the primary sidebar's link to ``path`` and wait until instant navigation has drawn that page."""
+    page.evaluate("window.sameDocument = true")  # survives instant navigation, not a full page load
+    title = TITLES[list(PAGES).index(path)]
+    links = page.locator(".md-nav--primary > .md-nav__list > .md-nav__item > a.md-nav__link")
+    links.filter(has_text=re.compile(rf"^\s*{re.escape(title)}\s*$")).click()
+    page.wait_for_function("t => document.querySelector('article h1')?.textContent === t", arg=title)
+    page.wait_for_selector(".onepass-strip")
+    assert page.evaluate("window.sameDocument === true"), "the sidebar link should navigate instantly"
+    settle(page)
+
+
 def describe(violations: list[dict]) -> str:
     lines = []
     for v in violations:
@@ -159,6 +181,8 @@ def test_no_serious_violations_before_and_after_a_run(chromium, tiny_server, pat
         if PAGES[path]:
             PAGES[path](page)
             found += audit(page, "after a run")
+        follow_sidebar_link(page, NEXT[path])
+        found += audit(page, f"{NEXT[path] or 'index'}, after following its sidebar link")
     finally:
         context.close()
     assert not found, f"{path or 'index'} ({scheme}):\n" + "\n".join(found)
