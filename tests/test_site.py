@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from hooks.model import millions
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -58,9 +60,12 @@ def test_the_pages_split_the_parameters_as_the_manifest_implies(site, tiny_expor
     model = json.loads((tiny_export / "manifest.json").read_text())
     table = model["vocab_size"] * model["model"]["hidden_size"]
     layers = model["model"]["parameters"] - 2 * table  # the test model, like the default one, has two word tables
+    hood = (site / "runtime" / "index.html").read_text()
+    assert f"layers\n({layers:,})" in hood and f"{model['vocab_size']:,} tokens" in hood
+    assert "a pass reads only one row of it per token" in hood
+    # Step 2 quotes what a pass reads, from the same manifest: the layers and the output table.
     step2 = (site / "one-at-a-time" / "index.html").read_text()
-    assert f"layers\n({layers:,} here)" in step2 and f"{model['vocab_size']:,} tokens" in step2
-    assert "a pass reads only one row of it per token" in step2
+    assert f"{millions(layers + table)}\nhere" in step2
 
 
 def test_recorded_runs_say_where_and_when_they_were_recorded(site):
