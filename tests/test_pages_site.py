@@ -103,6 +103,11 @@ def test_a_damaged_progress_value_reads_as_no_progress(page, site):
 def test_the_chart_reacts_to_its_controls(page, site):
     visit(page, site, 6)
     page.wait_for_selector(f"{CHART}[data-ready]")
+    # The starting values, the ones step 6's text quotes: the summary is the formula's, to the digit.
+    assert page.inner_text(".onepass-chart__summary") == (
+        f"Best draft length: γ = {best_gamma(0.7, 0.05)}, {speedup(0.7, best_gamma(0.7, 0.05), 0.05):.2f}× faster than one "
+        f"token per pass. At γ = 4: {speedup(0.7, 4, 0.05):.2f}×.")
+    assert "γ = 6, 2.35×" in page.inner_text(".onepass-chart__summary")
     set_slider(page, "alpha", 0.8)
     set_slider(page, "c", 0.02)
     # A good, cheap draft: the best length is past a handful, and the γ axis reaches far enough to show it.
