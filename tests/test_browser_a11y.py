@@ -123,6 +123,11 @@ NEXT = dict(zip(PAGES, [*list(PAGES)[1:], ""]))  # the page after each, by the n
 
 def follow_sidebar_link(page, path: str) -> None:
     """Click the primary sidebar's link to ``path`` and wait until instant navigation has drawn that page."""
+    if page.evaluate("document.getElementById('__search')?.checked"):
+        # The home page's search results cover the sidebar (and a click after closing them drew a result's page under
+        # the link's address): the link is followed from the page loaded afresh.
+        page.reload()
+        settle(page)
     page.evaluate("window.sameDocument = true")  # survives instant navigation, not a full page load
     title = TITLES[list(PAGES).index(path)]
     links = page.locator(".md-nav--primary > .md-nav__list > .md-nav__item > a.md-nav__link")
