@@ -1,4 +1,4 @@
-"""The export pipeline, cached: source -> float32 ONNX -> exact attention -> int8 -> outputs -> manifest.
+"""The export pipeline, cached: source -> one word table -> float32 ONNX -> exact attention -> int8 -> outputs -> manifest.
 
 An export lands in ``<cache>/models/<source>-<key>/``:
 
@@ -6,7 +6,7 @@ An export lands in ``<cache>/models/<source>-<key>/``:
                                                  graph every runtime loads, ort_format.py)
     model.onnx                                   the same graph as ONNX, for inspection
     reference/model_fp32.onnx(.data)             the float32 graph with the same
-                                                 attention, for quality checks
+                                                 attention and word table, for quality checks
 """
 
 import fcntl
@@ -25,6 +25,7 @@ from .ort_format import MODEL_FILE, save_ort
 from .outputs import add_prediction_outputs, slice_prediction_rows
 from .quantize import quantize_int8_per_row
 from .sources import Source, resolve
+from .tied import tie_word_tables
 from .tokenizer import save_tokenizer_json
 
 OPSET = 18
@@ -67,6 +68,8 @@ def _export(source: Source, target: Path, log) -> None:
 
     log(f"loading {source.spec} ...")
     loaded = source.load()
+    tables = tie_word_tables(loaded.model)
+    log(f"word tables: {tables}")
     peaks = activation_peaks(loaded.model, loaded.tokenizer)
     log("exporting float32 ONNX with optimum ...")
     model = _export_float32(loaded.model, work / "optimum")
@@ -81,7 +84,7 @@ def _export(source: Source, target: Path, log) -> None:
     slice_prediction_rows(model)
     log("quantising ...")
     counts = quantize_int8_per_row(model, peaks)
-    if counts["embedding"] != 1 or counts["smoothed_inputs"] == 0:
+    if counts["embedding"] != 1 or counts["smoothed_inputs"] == 0 or counts["shared_tables"] != 2 - tables["tables"]:
         raise RuntimeError(f"unexpected quantisation: {counts}")
     add_prediction_outputs(model)
     onnx.checker.check_model(model)
@@ -89,7 +92,7 @@ def _export(source: Source, target: Path, log) -> None:
     log("saving the ORT-format file ...")
     save_ort(work / "model.onnx", work / MODEL_FILE)
     save_tokenizer_json(loaded.tokenizer, work / "tokenizer.json")
-    write_manifest(work, loaded, SERVED_FILES, MODEL_FILE, OPSET, counts)
+    write_manifest(work, loaded, SERVED_FILES, MODEL_FILE, OPSET, counts, tables)
     shutil.rmtree(work / "optimum")
     shutil.rmtree(target, ignore_errors=True)
     work.rename(target)

@@ -15,10 +15,12 @@ from .quantize import RECIPE
 from .tokenizer import end_of_text_ids, special_ids
 
 MANIFEST_FORMAT = 1
+# What the quality figures compare the int8 model with (check.quality, bench_export.py).
+REFERENCE_IS = "the float32 export of the same model, its word tables tied as shipped (model.word_tables)"
 
 
-def write_manifest(folder: Path, loaded, files: list[str], graph: str, opset: int, counts: dict) -> dict:
-    """``graph``: which of ``files`` the runtimes load as the model."""
+def write_manifest(folder: Path, loaded, files: list[str], graph: str, opset: int, counts: dict, tables: dict) -> dict:
+    """``graph``: which of ``files`` the runtimes load as the model; ``tables``: what ``tie_word_tables`` found."""
     config = loaded.model.config
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     manifest = {
@@ -31,6 +33,7 @@ def write_manifest(folder: Path, loaded, files: list[str], graph: str, opset: in
             "hidden_size": config.hidden_size,
             "num_attention_heads": config.num_attention_heads,
             "tied_embeddings": bool(config.tie_word_embeddings),
+            "word_tables": tables,
         },
         "graph": graph,
         "files": [{"name": name, "size": (folder / name).stat().st_size, "sha256": sha256_file(folder / name)}
@@ -52,7 +55,7 @@ def write_manifest(folder: Path, loaded, files: list[str], graph: str, opset: in
             "output_key": "present.{i}.key",
             "output_value": "present.{i}.value",
         },
-        "quantisation": {**RECIPE, "rewritten": counts},
+        "quantisation": {**RECIPE, "rewritten": counts, "reference": REFERENCE_IS},
         "exporter": {"version": EXPORTER_VERSION, "fingerprint": exporter_fingerprint(), "opset": opset,
                      "libraries": library_versions()},
     }

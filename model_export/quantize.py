@@ -23,6 +23,12 @@ calibration text (``calibration.py``). The product is unchanged; the division is
 one more elementwise Mul, so a row still depends on that row alone.
 
 The embedding becomes an int8 table with one scale per row, looked up by Gather.
+Where the model ties its word tables (``tied.py``), the graph still holds two
+float copies (the lookup's table and the output layer's, transposed); both
+become the output layer's one int8 table: the lookup reads token t's column
+of it (Gather on axis 1), times that column's scale, divided by the smoothing
+the output layer's input got (the table holds s_k * W[k, t]). One copy in the
+file and in memory; a token's numbers still depend on that token alone.
 """
 
 import numpy as np
@@ -37,7 +43,9 @@ RECIPE = {
     "matmul": "all weight MatMuls: int8 weights with a symmetric scale per output column; activations uint8 "
               "with one scale per row (max |x|), zero point 128; MatMulInteger, then column scales, then row scale",
     "smoothing": f"SmoothQuant, alpha {SMOOTHING_ALPHA}, activation peaks from a calibration text",
-    "embedding": "int8 table with one scale per row (Gather, then rescale)",
+    "embedding": "int8 table with one scale per row (Gather, then rescale); where the word tables are tied, the "
+                 "output layer's int8 table itself, read by column (Gather on axis 1, then its column scale and the "
+                 "inverse of the output layer's smoothing)",
     "attention": "float32; score rows padded with -inf to a multiple of 16 before Softmax; "
                  "FusedMatMul(A, B+B, alpha=0.5) for both attention products",
 }
@@ -53,7 +61,13 @@ def quantize_int8_per_row(model: onnx.ModelProto, activation_peaks: dict[str, np
     smoothing = _smoothing_scales(rw, activation_peaks)
     quantised_inputs: dict[str, tuple[str, str]] = {}
     weights: dict[str, tuple[str, str]] = {}
-    counts = {"matmul": 0, "embedding": 0, "smoothed_inputs": len(smoothing)}
+    shared = _shared_tables(rw)
+    counts = {"matmul": 0, "embedding": 0, "smoothed_inputs": len(smoothing), "shared_tables": len(shared)}
+
+    def int8_weight(matmul):
+        if matmul.input[1] not in weights:
+            weights[matmul.input[1]] = _int8_columns(rw, matmul.input[1], smoothing.get(matmul.input[0]))
+        return weights[matmul.input[1]]
 
     def replace(node, out) -> bool:
         if _is_weight_matmul(rw, node):
@@ -61,14 +75,16 @@ def quantize_int8_per_row(model: onnx.ModelProto, activation_peaks: dict[str, np
             if node.input[0] not in quantised_inputs:
                 x = node.input[0] if scale is None else rw.node(out, "Mul", [node.input[0], rw.constant(1 / scale, np.float32)])
                 quantised_inputs[node.input[0]] = _quantise_rows(rw, x, out)
-            if node.input[1] not in weights:
-                weights[node.input[1]] = _int8_columns(rw, node.input[1], scale)
             q, row_scale = quantised_inputs[node.input[0]]
-            w8, column_scale = weights[node.input[1]]
+            w8, column_scale = int8_weight(node)
             acc = rw.node(out, "MatMulInteger", [q, w8, rw.constant(128, np.uint8)])
             scaled = rw.node(out, "Mul", [rw.node(out, "Cast", [acc], to=TensorProto.FLOAT), column_scale])
             rw.node(out, "Mul", [scaled, row_scale], outputs=list(node.output))
             counts["matmul"] += 1
+            return True
+        if node.op_type == "Gather" and node.input[0] in shared:
+            _lookup_columns(rw, node, shared[node.input[0]], int8_weight(shared[node.input[0]]), smoothing, out)
+            counts["embedding"] += 1
             return True
         if node.op_type == "Gather" and _is_weight(rw, node.input[0]) and node.input[1] not in rw.initializers:
             table, row_scales = _int8_rows(rw, node.input[0])
@@ -82,6 +98,40 @@ def quantize_int8_per_row(model: onnx.ModelProto, activation_peaks: dict[str, np
     rw.replace_nodes(replace)
     rw.drop_unused_initializers()
     return counts
+
+
+def _shared_tables(rw: Rewriter) -> dict:
+    """The lookups whose float table is exactly the transpose of a weight MatMul's: {table name: that MatMul}."""
+    matmuls = {}
+    for node in rw.graph.node:
+        if _is_weight_matmul(rw, node):
+            matmuls.setdefault(tuple(reversed(rw.initializers[node.input[1]].dims)), []).append(node)
+    shared = {}
+    for node in rw.graph.node:
+        if node.op_type != "Gather" or not _is_weight(rw, node.input[0]) or node.input[1] in rw.initializers:
+            continue
+        table = numpy_helper.to_array(rw.initializers[node.input[0]])
+        for matmul in matmuls.get(table.shape, []):
+            if np.array_equal(numpy_helper.to_array(rw.initializers[matmul.input[1]]).T, table):
+                shared[node.input[0]] = matmul
+                break
+    return shared
+
+
+def _lookup_columns(rw: Rewriter, node, matmul, int8_weight: tuple[str, str], smoothing: dict, out: list) -> None:
+    """Token t's row of the word table, read as column t of ``matmul``'s int8 weights: codes, scale, unsmoothed."""
+    w8, column_scale = int8_weight
+    ids = node.input[1]
+    codes = rw.node(out, "Gather", [w8, ids], axis=1)  # hidden x ids' shape
+    values = rw.node(out, "Cast", [rw.node(out, "Transpose", [codes], perm=[1, 2, 0])], to=TensorProto.FLOAT)
+    scales = rw.node(out, "Unsqueeze", [rw.node(out, "Gather", [column_scale, ids], axis=0), rw.constant([-1], np.int64)])
+    scale = smoothing.get(matmul.input[0])
+    if scale is None:
+        rw.node(out, "Mul", [values, scales], outputs=list(node.output))
+        return
+    # The table holds each input channel k multiplied by the output layer's smoothing s_k: divide it out again.
+    rw.node(out, "Mul", [rw.node(out, "Mul", [values, scales]), rw.constant(1 / scale, np.float32)],
+            outputs=list(node.output))
 
 
 def _is_weight_matmul(rw: Rewriter, node) -> bool:
