@@ -2,6 +2,7 @@
 
 import functools
 import gzip
+import hashlib
 import json
 import os
 import shutil
@@ -13,7 +14,7 @@ from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 
-from tests.browser import CONSENTED, Server, offline_page, stored_chunks
+from tests.browser import CONSENTED, Server, build_site, offline_page, stored_chunks
 
 pytest_plugins = ["tests.browser"]  # the browser fixtures, registered once for the whole session
 
@@ -50,12 +51,19 @@ def test_the_site_ships_chunks_the_manifest_lists(tiny_site, tiny_export):
     listed = chunks(tiny_site)
     assert len(listed) > 2  # the tests build with small chunks
     for chunk in listed:
-        assert (tiny_site / "model" / chunk["name"]).stat().st_size == chunk["size"]
+        # Served gzip-compressed, named and hashed by the bytes they decompress to.
+        packed = (tiny_site / "model" / chunk["name"]).read_bytes()
+        assert len(packed) == chunk["download_size"] < chunk["size"]
+        plain = gzip.decompress(packed)
+        assert len(plain) == chunk["size"] and hashlib.sha256(plain).hexdigest() == chunk["sha256"]
+        assert chunk["name"] == f"chunks/{chunk['sha256']}.gz" and plain[:2] != b"\x1f\x8b"
     source = json.loads((tiny_export / "manifest.json").read_text())
     shipped = json.loads((tiny_site / "model" / "manifest.json").read_text())
     for entry, original in zip(shipped["files"], source["files"]):
         assert sum(c["size"] for c in entry["chunks"]) == original["size"]
-        assert {k: v for k, v in entry.items() if k != "chunks"} == original
+        assert entry["download_size"] == sum(c["download_size"] for c in entry["chunks"])
+        assert {k: v for k, v in entry.items() if k not in ("chunks", "download_size")} == original
+    assert shipped["download_size"] == sum(entry["download_size"] for entry in shipped["files"])
 
 
 def test_a_missing_chunk_is_a_clear_retryable_error(page, tiny_server, tiny_site):
@@ -75,6 +83,24 @@ def test_a_damaged_chunk_fails_its_hash(page, tiny_server, tiny_site):
     page.route(f"**/model/{chunk['name']}", lambda route: route.fulfill(status=200, body=b"\0" * chunk["size"]))
     open_page(page, tiny_server)
     assert page.evaluate(LOAD)["code"] == "hash_mismatch"
+
+
+def test_a_compressed_chunk_that_decompresses_to_the_wrong_bytes_fails_its_hash(page, tiny_server, tiny_site):
+    chunk = chunks(tiny_site)[1]
+    body = gzip.compress(b"\0" * chunk["size"], mtime=0)
+    page.route(f"**/model/{chunk['name']}", lambda route: route.fulfill(status=200, body=body))
+    open_page(page, tiny_server)
+    assert page.evaluate(LOAD)["code"] == "hash_mismatch"
+
+
+def test_a_compressed_chunk_that_does_not_decompress_is_damaged(page, tiny_server, tiny_site):
+    chunk = chunks(tiny_site)[1]
+    packed = bytearray((tiny_site / "model" / chunk["name"]).read_bytes())
+    packed[len(packed) // 2:len(packed) // 2 + 64] = bytes(64)  # a stretch of the deflate stream zeroed
+    page.route(f"**/model/{chunk['name']}", lambda route: route.fulfill(status=200, body=bytes(packed)))
+    open_page(page, tiny_server)
+    error = page.evaluate(LOAD)
+    assert error["code"] == "hash_mismatch" and error["retryable"] and chunk["name"] in error["message"], error
 
 
 def test_a_truncated_chunk_is_reported(page, tiny_server, tiny_site):
@@ -105,9 +131,12 @@ def test_chunks_an_older_build_kept_in_the_cache_api_move_to_opfs_without_a_down
     context, page, outside = offline_page(chromium, consent=False)
     try:
         open_page(page, tiny_server)
-        # Where the model was before this store: the Cache API, keyed by each chunk's URL.
-        page.evaluate("""(names) => caches.open('onepass-model').then((cache) =>
-            cache.addAll(names.map((name) => new URL('../model/' + name, document.baseURI).href)))""", sorted(served))
+        # Where the model was before this store: the Cache API, keyed by each chunk's URL, holding its plain bytes.
+        page.evaluate("""(names) => caches.open('onepass-model').then((cache) => Promise.all(names.map(async (name) => {
+            const url = new URL('../model/' + name, document.baseURI).href;
+            const plain = (await fetch(url)).body.pipeThrough(new DecompressionStream('gzip'));
+            await cache.put(url, new Response(await new Response(plain).arrayBuffer()));
+        })))""", sorted(served))
         assert stored_chunks(page) == set()
         fetched = []
         page.on("request", lambda request: "/model/chunks/" in request.url and fetched.append(request.url))
@@ -203,13 +232,20 @@ class DroppingHandler(SimpleHTTPRequestHandler):
     """Serves the site like a plain host, but the chunk named in `drop` breaks off halfway, after promising its
     whole length: a connection lost mid-download. `asked` records each chunk request's Cache-Control header, and
     `times` how often each chunk was asked for; each chunk (or only the one named `slow_chunk`) waits `slow` seconds
-    before it is sent."""
+    before it is sent. With `encoded`, the chunks (gzip files) are sent with Content-Encoding: gzip, as some hosts
+    send a .gz file, so the browser decompresses them before the loader sees them."""
 
     drop: str = ""
     asked: dict = {}
     times: Counter = Counter()
     slow: float = 0
     slow_chunk: str = ""
+    encoded: bool = False
+
+    def end_headers(self):
+        if self.encoded and "/model/chunks/" in self.path:
+            self.send_header("Content-Encoding", "gzip")
+        super().end_headers()
 
     def send_head(self):
         if "/model/chunks/" in self.path:
@@ -233,10 +269,10 @@ class DroppingHandler(SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def plain_host(site, drop: str = "", slow: float = 0, slow_chunk: str = ""):
+def plain_host(site, drop: str = "", slow: float = 0, slow_chunk: str = "", encoded: bool = False):
     """`site` served by DroppingHandler on a free localhost port (breaking off the chunk named `drop`, if any)."""
     DroppingHandler.drop, DroppingHandler.asked, DroppingHandler.times = drop, {}, Counter()
-    DroppingHandler.slow, DroppingHandler.slow_chunk = slow, slow_chunk
+    DroppingHandler.slow, DroppingHandler.slow_chunk, DroppingHandler.encoded = slow, slow_chunk, encoded
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(DroppingHandler, directory=str(site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -329,3 +365,106 @@ def test_a_tab_waiting_for_another_tabs_download_says_so_and_its_run_is_not_take
             context.close()
     assert outside == []
     assert DroppingHandler.times == Counter({f"/model/{chunk['name']}": 1 for chunk in chunks(tiny_site)})
+
+
+def load_counting_chunks(chromium, server, context=None) -> tuple[object, list]:
+    """A first load of the model from `server` in a fresh page (of `context`, else a context of its own): the page and
+    the chunk requests it made."""
+    if context is None:
+        context, _, _ = offline_page(chromium, service_workers="block")
+    page = context.new_page()
+    fetched = []
+    page.on("request", lambda request: "/model/chunks/" in request.url and fetched.append(request.url.split("/model/")[1]))
+    open_page(page, server)
+    assert page.evaluate(LOAD) == "loaded"
+    return page, fetched
+
+
+def test_where_the_host_sends_the_chunks_with_content_encoding_gzip_the_plain_bytes_load(chromium, tiny_site):
+    # The browser undoes the host's Content-Encoding, so the loader receives plain bytes: the same sha256 checks them.
+    with plain_host(tiny_site, encoded=True) as server:
+        page, fetched = load_counting_chunks(chromium, server)
+        try:
+            assert sorted(fetched) == sorted(chunk["name"] for chunk in chunks(tiny_site))
+            assert stored_chunks(page) == {chunk["name"] for chunk in chunks(tiny_site)}
+            assert page.evaluate("() => window.onepass().generate({text: 'Hello', maxNew: 3})")["tokens"]
+        finally:
+            page.context.close()
+
+
+def test_where_the_host_serves_the_chunks_uncompressed_they_load(chromium, tiny_site, tmp_path):
+    # A host that stores or recompresses the chunks its own way hands over plain bytes under the same names.
+    site = tmp_path / "site"
+    shutil.copytree(tiny_site, site)
+    for chunk in chunks(site):
+        path = site / "model" / chunk["name"]
+        path.write_bytes(gzip.decompress(path.read_bytes()))
+    with plain_host(site) as server:
+        page, fetched = load_counting_chunks(chromium, server)
+        try:
+            assert len(fetched) == len(chunks(site))
+            assert stored_chunks(page) == {chunk["name"] for chunk in chunks(site)}
+        finally:
+            page.context.close()
+
+
+# The size of each file in the page's model store (an OPFS folder of chunks named by their sha256).
+STORED_SIZES = """async () => {
+  const folder = await (await navigator.storage.getDirectory()).getDirectoryHandle('onepass-model', {create: true});
+  const sizes = {};
+  for await (const [name, handle] of folder.entries()) sizes['chunks/' + name] = (await handle.getFile()).size;
+  return sizes;
+}"""
+
+
+def test_a_first_visit_closed_at_sixty_percent_resumes_from_the_kept_chunks(chromium, tiny_export, tmp_path):
+    # A reader closes the tab partway through the first download; the next visit fetches only the chunks not kept.
+    site = build_site(tiny_export, tmp_path / "site", chunk_mb="1")  # about 20 chunks, so 60 % falls between two
+    served = {chunk["name"]: chunk["size"] for chunk in chunks(site)}
+    with plain_host(site, slow=0.25) as server:
+        context, page, outside = offline_page(chromium, service_workers="block")
+        try:
+            open_page(page, server)
+            page.evaluate(f"() => {{ window.loaded = ({LOAD})(); }}")
+            deadline = time.monotonic() + 120
+            while len(stored_chunks(page)) < 0.6 * len(served) and time.monotonic() < deadline:
+                page.wait_for_timeout(50)
+            page.close()
+            first = Counter(DroppingHandler.times)
+            probe = context.new_page()
+            probe.goto(server.url + "runtime/")
+            kept = {name for name, size in probe.evaluate(STORED_SIZES).items() if served.get(name) == size}
+            probe.close()
+            assert 0.6 * len(served) <= len(kept) < len(served), (len(kept), len(served))
+            DroppingHandler.times.clear()
+            page, fetched = load_counting_chunks(chromium, server, context)
+            assert sorted(fetched) == sorted(set(served) - kept)
+            assert stored_chunks(page) == set(served)
+        finally:
+            context.close()
+    assert outside == []
+    # A kept chunk came once over both visits; the second visit asked for each of the rest once.
+    assert all(first[f"/model/{name}"] == 1 for name in kept) and set(DroppingHandler.times.values()) == {1}
+
+
+SAVE_DATA = """Object.defineProperty(Navigator.prototype, 'connection', {
+  configurable: true, get: () => ({ saveData: true, effectiveType: '4g', addEventListener() {} }) });"""
+
+
+def test_where_the_connection_saves_data_the_consent_question_says_so_before_the_download(chromium, tiny_server):
+    for save_data in (True, False):
+        context, page, outside = offline_page(chromium, consent=False, service_workers="block")
+        try:
+            if save_data:
+                context.add_init_script(SAVE_DATA)
+            page.goto(tiny_server.url + "one-at-a-time/")
+            for question in ("[data-onepass-panel=greedy] .onepass-status", "[data-onepass-panel=model-card]"):
+                page.wait_for_selector(f"{question} .onepass-download")
+                text = page.inner_text(question)
+                note = text.find("saves data")
+                assert (note != -1) == save_data, text
+                if save_data:
+                    assert note < text.find("Download the model")
+        finally:
+            context.close()
+        assert outside == []

@@ -1,7 +1,7 @@
 /**
  * Model loading for the worker: the site's manifest, then every file's chunks, each fetched with
- * progress, checked against its sha256 and kept in the browser. Chunks are named after their own
- * sha256 (hooks/model.py), so the store is versioned by its keys: an entry is only ever stored after
+ * progress, decompressed (they are served gzip-compressed), checked against its sha256 and kept in the
+ * browser uncompressed. Chunks are named after the sha256 of their uncompressed bytes (hooks/model.py), so the store is versioned by its keys: an entry is only ever stored after
  * passing its hash, a new build's manifest names new chunks, and once a manifest has loaded, the
  * entries it does not name are deleted. Failures are LoadErrors with a code and a plain message the
  * page can show, and a retry that fetches only what is missing.
@@ -235,38 +235,78 @@ async function openStore() {
   return legacy;
 }
 
+// gzip's first two bytes. A chunk is served gzip-compressed; a host that compressed it again, or sent it with
+// Content-Encoding: gzip, hands over plain bytes instead, once the browser has undone its encoding. No plain chunk
+// starts with these two bytes (hooks/model.py cuts the pieces so), so they tell the two apart.
+const GZIP_MAGIC = [0x1f, 0x8b];
+
 /**
- * The response's body, written into `into` as it arrives (no parts to join after); its length, which may differ
- * from `into`'s: a longer body is counted, not written past the end.
+ * The chunk's bytes from `response`, decompressed if they arrive gzip-compressed, written into `into` as they come
+ * (no parts to join after). onBytes is told the bytes on the wire: as they arrive if compressed, in proportion if
+ * plain. Returns the uncompressed length, which may differ from `into`'s: a longer body is counted, not written past
+ * the end. A broken connection is a 'network' LoadError, a gzip stream that does not decompress a 'hash_mismatch'.
  */
-async function readInto(response, what, onBytes, into) {
+async function readInto(response, chunk, what, onBytes, into) {
+  const dropped = () => new LoadError('network', `the connection dropped while ${what} was downloading. Retry: the parts already here are kept`);
+  const network = response.body.getReader();
+  const first = await network.read().catch(() => { throw dropped(); });
+  const compressed = !first.done && first.value.byteLength >= 2
+    && first.value[0] === GZIP_MAGIC[0] && first.value[1] === GZIP_MAGIC[1];
+  const wire = compressed || !chunk.download_size ? 1 : chunk.download_size / chunk.size;
+  let broken = false;
+  // The network's bytes, the first read included, counted as they pass.
+  const arriving = new ReadableStream({
+    start(controller) {
+      if (first.done) return controller.close();
+      onBytes(first.value.byteLength * wire);
+      controller.enqueue(first.value);
+    },
+    async pull(controller) {
+      let step;
+      try {
+        step = await network.read();
+      } catch (err) {
+        broken = true;
+        return controller.error(err);
+      }
+      if (step.done) return controller.close();
+      onBytes(step.value.byteLength * wire);
+      controller.enqueue(step.value);
+    },
+    cancel: (reason) => network.cancel(reason),
+  });
+  const reader = (compressed ? arriving.pipeThrough(new DecompressionStream('gzip')) : arriving).getReader();
   let received = 0;
-  const reader = response.body.getReader();
   for (;;) {
     let step;
     try {
       step = await reader.read();
     } catch {
-      throw new LoadError('network', `the connection dropped while ${what} was downloading. Retry: the parts already here are kept`);
+      if (broken) throw dropped();
+      throw new LoadError('hash_mismatch', `${what} arrived damaged (it does not decompress). Retry, or reload the page later`);
     }
     const { done, value } = step;
     if (done) return received;
     if (received + value.byteLength <= into.byteLength) into.set(value, received);
     received += value.byteLength;
-    onBytes(value.byteLength);
   }
 }
 
+/** A chunk's bytes on the wire: compressed where the site says so (hooks/model.py), else its size. */
+const wireSize = (chunk) => chunk.download_size ?? chunk.size;
+
 /**
- * The chunk at `url`, from the store or else fetched and checked against its sha256: { bytes, fresh }, where fresh
- * says it was fetched (for the caller to keep once it has used the bytes).
+ * The chunk at `url`, from the store or else fetched and checked against its sha256 (of its uncompressed bytes, so
+ * one check covers the wire, the decompression and a host's own compression alike): { bytes, fresh }, where fresh
+ * says it was fetched (for the caller to keep once it has used the bytes). The store keeps the uncompressed bytes,
+ * so a return visit reads them straight into place.
  */
 async function loadChunk(store, url, chunk, what, onBytes) {
   const bytes = new Uint8Array(chunk.size);
   // Only chunks that passed their sha256 are ever stored, under that hash, so a hit is not hashed again
   // (that took seconds on every visit).
   if (store && (await store.read(url, bytes))) {
-    onBytes(chunk.size);
+    onBytes(wireSize(chunk));
     return { bytes, fresh: false };
   }
   // With a store, the HTTP cache keeps no second copy (no-store): writing the model's bytes to disk twice cost
@@ -274,9 +314,14 @@ async function loadChunk(store, url, chunk, what, onBytes) {
   // none, the HTTP cache is all there is: the name is the content's hash, so it may answer, and the hash below
   // checks what it gives.
   const response = await fetchOk(url, what, store ? { cache: 'no-store' } : undefined);
-  const received = await readInto(response, what, onBytes, bytes);
+  let counted = 0;
+  const received = await readInto(response, chunk, what, (n) => {
+    counted += n;
+    onBytes(n);
+  }, bytes);
+  // The progress ends at the chunk's wire size however the bytes came (a host's own compression, a short body).
+  onBytes(wireSize(chunk) - counted);
   if (received < chunk.size) {
-    onBytes(chunk.size - received);
     throw new LoadError('truncated', `${what} arrived incomplete (${received} of ${chunk.size} bytes). Retry`);
   }
   if (received > chunk.size || (await sha256Hex(bytes)) !== chunk.sha256) {
@@ -297,7 +342,7 @@ export async function readManifest(modelUrl) {
 
 /**
  * Fetch the manifest at `modelUrl` (a folder URL ending in /) and every file it lists, smallest first.
- * onProgress(loadedBytes, totalBytes, elsewhere) is called as bytes arrive, and every second while this tab waits for
+ * onProgress(loadedBytes, totalBytes, elsewhere) is called as bytes arrive (bytes on the wire: compressed), and every second while this tab waits for
  * chunks another tab is downloading (`elsewhere` true, oneTabAtATime); onFile(name, bytes), if given, as each
  * file completes, so a caller can start on the tokenizer while the weights still arrive. place(file, manifest),
  * if given, says where a file's bytes go: anything with a Uint8Array's set(bytes, offset), or a promise of one
@@ -309,7 +354,8 @@ export async function readManifest(modelUrl) {
 export async function loadModel(modelUrl, onProgress, onFile = () => {}, place = (file) => new Uint8Array(file.size)) {
   const manifest = await readManifest(modelUrl);
   const store = await openStore();
-  const total = manifest.files.reduce((sum, file) => sum + file.size, 0);
+  // Progress counts bytes on the wire (compressed), as the site states the download's size.
+  const total = manifest.files.reduce((sum, file) => sum + (file.chunks ?? [file]).reduce((n, c) => n + wireSize(c), 0), 0);
   let loaded = 0;
   const waits = new Set(); // the chunks this tab waits for while another tab downloads them
   const report = () => onProgress(loaded, total, waits.size > 0);
