@@ -46,11 +46,21 @@ export function whenConsented() {
   });
 }
 
-/** A button that records the reader's agreement to download the model of `bytes`. */
+/**
+ * A button that records the reader's agreement to download the model of `bytes`; where the reader's connection asks
+ * sites to save data (navigator.connection.saveData), a sentence saying so comes first.
+ */
 export function downloadButton(bytes) {
   const agree = button(`Download the model (${formatBytes(bytes)})`, 'onepass-download', true);
   agree.addEventListener('click', () => write(KEYS.consent, true));
-  return agree;
+  if (!navigator.connection?.saveData) return agree;
+  const note = el('span', {
+    className: 'onepass-save-data',
+    textContent: 'Your browser says this connection saves data: you may prefer to download the model on another one. ',
+  });
+  const question = document.createDocumentFragment();
+  question.append(note, agree);
+  return question;
 }
 
 export async function identity() {
