@@ -1,6 +1,7 @@
 """The browser runtime's speed in headless Chromium, against native onnxruntime on the same files.
 
-    .venv/bin/python benchmarks/bench_browser.py [--source default]     (or: make bench-browser)
+    .venv/bin/python benchmarks/bench_browser.py [--source default] [--baseline EXPORT] [--loads-only]
+                                                                         (or: make bench-browser)
 
 Builds the site with the export into a temporary folder, serves it on
 localhost (with the cross-origin-isolation headers) and measures:
@@ -22,12 +23,23 @@ localhost (with the cross-origin-isolation headers) and measures:
   default): one token per pass against prompt lookup, wall time around the
   whole request, medians of EXAMPLE_RUNS, and whether the texts are identical;
 * a first visit in two tabs opened together: each tab's load call, and how many
-  chunk requests the site was sent (the model's chunks once each, not twice).
+  chunk requests the site was sent (the model's chunks once each, not twice);
+* the download: the model's bytes on the wire and in the store, the size of
+  onnxruntime-web's memory once the model has run (`ort_heap_mb`: the model in
+  the tab), and a first visit through a throttled connection (Chromium's network
+  emulation over the DevTools protocol, THROTTLE_MBIT down, THROTTLE_LATENCY_MS),
+  from the navigation to the first pass, FIRST_VISITS runs.
+
+``--baseline EXPORT`` (an export folder, e.g. main's default export) measures that
+export beside this one in the same run, as today's build serves it: its chunks
+uncompressed. Its loads, memory and throttled first visits alternate with this
+export's. ``--loads-only`` skips the passes, the examples, the two tabs and the peers.
 
 Prints one JSON object of figures; asserts nothing. Measure on a quiet machine.
 """
 
 import argparse
+import gzip
 import json
 import statistics
 import sys
@@ -52,6 +64,10 @@ WARM_LOADS = 3
 EXAMPLE_RUNS = 3
 LOAD_TIMEOUT_MS = 600_000
 PASS_KEYS = ("decode_1_ms", "verify_6_ms", "prefill_30_ms")
+THROTTLE_MBIT = 50
+THROTTLE_LATENCY_MS = 20
+FIRST_VISITS = 2
+MB = 1e6
 
 
 def open_runtime(context, url: str, threads: int | None = None) -> tuple[object, dict, float]:
@@ -133,72 +149,171 @@ def two_tabs(playwright, url: str) -> dict:
     return {"load_call_s": loads, "chunk_requests": len(asked), "chunks": len(set(asked))}
 
 
-def browser_figures(url: str, ids: list[int]) -> dict:
+def ort_heap_mb(page, ids: list[int]) -> float:
+    """The size onnxruntime-web's memory has grown to, once the model has run a few passes: the model in the tab."""
+    bench = page.evaluate("(ids) => window.onepass().bench({ids, runs: 1, warmup: 0})", ids)
+    return round(bench["ort_heap_bytes"] / MB)
+
+
+def load_figures(context, url: str, ids: list[int]) -> dict:
+    """A cold load to the first pass (memory sampled), the model's memory in the tab, then WARM_LOADS warm loads."""
     figures = {}
+    browser = context.browser
+    with MemorySampler(browser) as load:
+        began = time.perf_counter()
+        page, info, _ = open_runtime(context, url)
+        passed = time.perf_counter()
+        first_pass(page)
+        info["timings"].update(load_call=info["load_call_s"], first_pass=time.perf_counter() - passed)
+        figures["cold_load_to_first_pass_s"] = round(time.perf_counter() - began, 2)
+    with MemorySampler(browser) as run:
+        page.evaluate("() => window.onepass().generate({text: 'Hello', maxNew: 16})")
+    figures["memory"] = {"load": load.figures, "run": run.figures}
+    figures["ort_heap_mb"] = ort_heap_mb(page, ids)
+    figures["cold_timings_s"] = seconds(info["timings"])
+    figures["versions"] = info["versions"]
+    figures["cross_origin_isolated"] = info["crossOriginIsolated"]
+    figures["python_from_snapshot"] = info["pythonSnapshot"]  # hooks/vendor.py's snapshot, or a plain start
+    page.close()
+    loads = []
+    for _ in range(WARM_LOADS):
+        page, wall, timings = warm_load(context, url, THREADS[-1])
+        loads.append((wall, timings))
+        page.close()
+    wall, timings = sorted(loads, key=lambda load: load[0])[len(loads) // 2]
+    figures["warm_load_to_first_pass_s"] = round(wall, 2)
+    figures["warm_load_to_first_pass_all_s"] = [round(load[0], 2) for load in loads]
+    figures["warm_timings_s"] = seconds(timings)
+    figures["warm_load_call_s"] = round(statistics.median(load[1]["load_call"] for load in loads), 2)
+    return figures
+
+
+def throttled_first_visit(playwright, url: str) -> dict:
+    """A first visit (a fresh profile) through a connection of THROTTLE_MBIT: seconds from the navigation to the first
+    pass, and the bytes on the wire (response bodies as they arrived, encoded), the model's and all of them."""
+    with tempfile.TemporaryDirectory() as profile:
+        context = playwright.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        finished = []
+        context.on("requestfinished", lambda request: finished.append(request))
+        page = context.new_page()
+        page.set_default_timeout(LOAD_TIMEOUT_MS)
+        network = context.new_cdp_session(page)
+        network.send("Network.enable")
+        # The page's emulation covers its workers' fetches too (the model's chunks come from the model's worker).
+        throughput = THROTTLE_MBIT * 1e6 / 8
+        network.send("Network.emulateNetworkConditions", {"offline": False, "latency": THROTTLE_LATENCY_MS,
+                                                           "downloadThroughput": throughput,
+                                                           "uploadThroughput": throughput})
+        began = time.perf_counter()
+        page.goto(url)
+        page.wait_for_function("() => window.onepass !== undefined")
+        load_call = page.evaluate("""async () => {
+            const began = performance.now();
+            await window.onepass().load();
+            return (performance.now() - began) / 1000;
+        }""")
+        first_pass(page)
+        to_first_pass = time.perf_counter() - began
+        sizes = [(request.url, request.sizes()["responseBodySize"]) for request in finished]
+        context.close()
+    return {"to_first_pass_s": round(to_first_pass, 1), "load_call_s": round(load_call, 1),
+            "model_on_wire_mb": round(sum(size for u, size in sizes if "/model/" in u) / MB, 1),
+            "all_on_wire_mb": round(sum(size for _, size in sizes) / MB, 1)}
+
+
+def download_figures(site: Path) -> dict:
+    """What the site's manifest says the model takes: on the wire, and kept in the browser (uncompressed)."""
+    manifest = json.loads((site / "model" / "manifest.json").read_text())
+    graph = next(entry for entry in manifest["files"] if entry["name"] == manifest["graph"])
+    return {"download_mb": round(manifest.get("download_size", sum(f["size"] for f in manifest["files"])) / MB, 1),
+            "stored_mb": round(sum(f["size"] for f in manifest["files"]) / MB, 1),
+            "graph_mb": round(graph["size"] / MB, 1),
+            "parameters": manifest["model"]["parameters"], "word_tables": manifest["model"].get("word_tables"),
+            "chunks": sum(len(f["chunks"]) for f in manifest["files"])}
+
+
+def served_uncompressed(site: Path) -> None:
+    """The site's chunks decompressed in place, as today's build (before issue 23) serves them: the loader takes
+    plain bytes as it would from a host that undid the compression."""
+    manifest = json.loads((site / "model" / "manifest.json").read_text())
+    for entry in manifest["files"]:
+        for chunk in entry["chunks"]:
+            path = site / "model" / chunk["name"]
+            path.write_bytes(gzip.decompress(path.read_bytes()))
+            chunk["download_size"] = chunk["size"]
+        entry["download_size"] = entry["size"]
+    manifest["download_size"] = sum(entry["size"] for entry in manifest["files"])
+    (site / "model" / "manifest.json").write_text(json.dumps(manifest, indent=2))
+
+
+def browser_figures(url: str, ids: list[int], loads_only: bool = False) -> dict:
     with sync_playwright() as playwright, tempfile.TemporaryDirectory() as profile:
         context = playwright.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        browser = context.browser
-        with MemorySampler(browser) as load:
-            began = time.perf_counter()
-            page, info, _ = open_runtime(context, url)
-            passed = time.perf_counter()
-            first_pass(page)
-            info["timings"].update(load_call=info["load_call_s"], first_pass=time.perf_counter() - passed)
-            figures["cold_load_to_first_pass_s"] = round(time.perf_counter() - began, 2)
-        with MemorySampler(browser) as run:
-            page.evaluate("() => window.onepass().generate({text: 'Hello', maxNew: 16})")
-        figures["memory"] = {"load": load.figures, "run": run.figures}
-        figures["cold_timings_s"] = seconds(info["timings"])
-        figures["versions"] = info["versions"]
-        figures["cross_origin_isolated"] = info["crossOriginIsolated"]
-        figures["python_from_snapshot"] = info["pythonSnapshot"]  # hooks/vendor.py's snapshot, or a plain start
-        page.close()
-        loads = []
-        for _ in range(WARM_LOADS):
-            page, wall, timings = warm_load(context, url, THREADS[-1])
-            loads.append((wall, timings))
-            page.close()
-        wall, timings = sorted(loads, key=lambda load: load[0])[len(loads) // 2]
-        figures["warm_load_to_first_pass_s"] = round(wall, 2)
-        figures["warm_load_to_first_pass_all_s"] = [round(load[0], 2) for load in loads]
-        figures["warm_timings_s"] = seconds(timings)
-        figures["warm_load_call_s"] = round(statistics.median(load[1]["load_call"] for load in loads), 2)
-        for threads in THREADS:
-            page, _, _ = warm_load(context, url, threads)
-            bench = page.evaluate("(ids) => window.onepass().bench({ids})", ids)
-            figures[f"browser_{threads}t"] = {k: round(v, 2) if isinstance(v, float) else v for k, v in bench.items()}
-            if threads == THREADS[-1]:
-                figures["step5_examples"] = example_race(page)
-            page.close()
+        figures = load_figures(context, url, ids)
+        if not loads_only:
+            for threads in THREADS:
+                page, _, _ = warm_load(context, url, threads)
+                bench = page.evaluate("(ids) => window.onepass().bench({ids})", ids)
+                figures[f"browser_{threads}t"] = {k: round(v, 2) if isinstance(v, float) else v for k, v in bench.items()}
+                if threads == THREADS[-1]:
+                    figures["step5_examples"] = example_race(page)
+                page.close()
         context.close()
-        figures["two_tabs_first_visit"] = two_tabs(playwright, url)
+        if not loads_only:
+            figures["two_tabs_first_visit"] = two_tabs(playwright, url)
     return figures
+
+
+def first_visits(urls: dict) -> dict:
+    """FIRST_VISITS throttled first visits of each site in ``urls`` ({name: url}), alternating: each run and medians."""
+    runs = {name: [] for name in urls}
+    with sync_playwright() as playwright:
+        for _ in range(FIRST_VISITS):
+            for name, url in urls.items():
+                runs[name].append(throttled_first_visit(playwright, url))
+    return {name: {"connection": f"{THROTTLE_MBIT} Mbit/s, {THROTTLE_LATENCY_MS} ms",
+                   "to_first_pass_s": statistics.median(run["to_first_pass_s"] for run in visits), "runs": visits}
+            for name, visits in runs.items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", default="default")
+    parser.add_argument("--baseline", type=Path, help="an export folder to measure beside this one (e.g. main's)")
+    parser.add_argument("--loads-only", action="store_true", help="only the download, load and memory figures")
     args = parser.parse_args()
 
     folder = build(args.source, log=lambda message: print(message, file=sys.stderr))
     held = held_ids(folder)
-    figures = {"model": json.loads((folder / "manifest.json").read_text())["model"]["name"]}
+    figures = {"model": json.loads((folder / "manifest.json").read_text())["model"]["name"],
+               "targets": {"download_mb": 420, "ort_heap_mb": 520, "cold_load_to_first_pass_s": 8,
+                           "warm_load_to_first_pass_s": 4}}
     with tempfile.TemporaryDirectory() as scratch:
-        site = build_site(folder, Path(scratch) / "site", chunk_mb="50")
-        server = Server(site)
+        sites = {"this": build_site(folder, Path(scratch) / "site", chunk_mb="50")}
+        if args.baseline:
+            sites["baseline"] = build_site(args.baseline, Path(scratch) / "baseline", chunk_mb="50")
+            served_uncompressed(sites["baseline"])
+        servers = {name: Server(site) for name, site in sites.items()}
         try:
-            figures.update(browser_figures(server.url, held[:64]))
+            figures["download"] = {name: download_figures(site) for name, site in sites.items()}
+            figures.update(browser_figures(servers["this"].url, held[:64], args.loads_only))
+            if args.baseline:
+                figures["baseline"] = {"export": str(args.baseline),
+                                       **browser_figures(servers["baseline"].url, held[:64], loads_only=True)}
+            figures["first_visit_throttled"] = first_visits({name: server.url for name, server in servers.items()})
         finally:
-            server.stop()
-    for threads in THREADS:
-        native = speed(load(folder, threads), held[:64])
-        figures[f"native_{threads}t"] = native
-        browser = figures[f"browser_{threads}t"]
-        figures[f"ratio_{threads}t"] = {key: round(browser[key] / native[key], 2)
-                                        for key in PASS_KEYS if native.get(key) and key in browser}
-    figures["browser_2t_speedup_over_1t"] = {key: round(figures["browser_1t"][key] / figures["browser_2t"][key], 2)
-                                             for key in PASS_KEYS}
-    figures["peers"] = peer_figures(folder, held[:64], log=lambda message: print(message, file=sys.stderr))
+            for server in servers.values():
+                server.stop()
+    if not args.loads_only:
+        for threads in THREADS:
+            native = speed(load(folder, threads), held[:64])
+            figures[f"native_{threads}t"] = native
+            browser = figures[f"browser_{threads}t"]
+            figures[f"ratio_{threads}t"] = {key: round(browser[key] / native[key], 2)
+                                            for key in PASS_KEYS if native.get(key) and key in browser}
+        figures["browser_2t_speedup_over_1t"] = {key: round(figures["browser_1t"][key] / figures["browser_2t"][key], 2)
+                                                 for key in PASS_KEYS}
+        figures["peers"] = peer_figures(folder, held[:64], log=lambda message: print(message, file=sys.stderr))
     print(json.dumps(figures, indent=2))
 
 

@@ -1,10 +1,14 @@
 """Size, quality and speed of an export, natively and in onnxruntime-web's WASM build.
 
-    .venv/bin/python benchmarks/bench_export.py [--source default]
+    .venv/bin/python benchmarks/bench_export.py [--source default] [--baseline EXPORT]
 
 Prints figures; asserts nothing (targets live in the closing notes and README,
 not in timed tests). Speed is the median of repeated passes after a warm-up:
 decode-1 and verify-6 after a 32-token past, and prefill-30 from empty.
+Quality is top-1 agreement and KL against the export's own float32 reference
+(the manifest's ``quantisation.reference`` says which model that is: since
+issue 23, the tied model). ``--baseline EXPORT`` (e.g. main's default export)
+prints that export's size, parameter count and quality on the same text.
 """
 
 import argparse
@@ -25,18 +29,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", default="default")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.add_argument("--baseline", type=Path, help="an export folder to compare size and quality with")
     args = parser.parse_args()
 
     folder = build(args.source, log=lambda message: print(message, file=sys.stderr))
     manifest = json.loads((folder / "manifest.json").read_text())
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     held = tokenizer.encode((ROOT / "tests" / "data" / "held_text.txt").read_text()).ids
-    figures = {
-        "model": manifest["model"]["name"],
-        "graph": manifest["graph"],
-        "size_mb": round(sum(f["size"] for f in manifest["files"] if f["name"] == manifest["graph"]) / 1e6, 1),
-        "quality": quality(load(folder, 2), load(folder, 2, reference=True), held),
-    }
+    figures = {"model": manifest["model"]["name"], "graph": manifest["graph"], **_size_and_quality(folder, held)}
+    if args.baseline:
+        figures["baseline"] = {"export": str(args.baseline), **_size_and_quality(args.baseline, held)}
     for threads in (1, 2):
         decoder = load(folder, threads)
         figures[f"native_{threads}t"] = {
@@ -49,13 +51,26 @@ def main() -> None:
     print(json.dumps(figures, indent=2) if args.json else _table(figures))
 
 
+def _size_and_quality(folder: Path, held: list[int]) -> dict:
+    manifest = json.loads((folder / "manifest.json").read_text())
+    return {
+        "size_mb": round(sum(f["size"] for f in manifest["files"] if f["name"] == manifest["graph"]) / 1e6, 1),
+        "parameters": manifest["model"]["parameters"],
+        "word_tables": manifest["model"].get("word_tables", {"tables": 2}),
+        "quality": quality(load(folder, 2), load(folder, 2, reference=True), held),
+        "reference": manifest["quantisation"].get("reference", "the float32 export of the same model"),
+    }
+
+
 def _table(figures: dict) -> str:
     quality_ = figures["quality"]
     lines = [
         f"model         {figures['model']}",
-        f"size          {figures['size_mb']} MB ({figures['graph']})",
+        f"size          {figures['size_mb']} MB ({figures['graph']}), {figures['parameters']:,} parameters, "
+        f"{figures['word_tables']['tables']} word table(s)",
         f"quality       top-1 agreement with float32 {quality_['top1_agreement']:.1%} over "
         f"{quality_['positions']} positions, KL {quality_['kl_fp32_to_int8']:.4f}",
+        f"reference     {figures['reference']}",
         "",
         f"{'backend':<12}{'decode-1 ms':>12}{'verify-6 ms':>12}{'prefill-30 ms':>14}  position-independent",
     ]
@@ -63,6 +78,11 @@ def _table(figures: dict) -> str:
         row = figures[key]
         lines.append(f"{key:<12}{row.get('decode_1_ms', float('nan')):>12.1f}{row.get('verify_6_ms', float('nan')):>12.1f}"
                      f"{row.get('prefill_30_ms', float('nan')):>14.1f}  {row['position_independent']}")
+    if "baseline" in figures:
+        base = figures["baseline"]
+        lines += ["", f"baseline      {base['export']}: {base['size_mb']} MB, {base['parameters']:,} parameters, top-1 "
+                      f"{base['quality']['top1_agreement']:.1%} over {base['quality']['positions']} positions, "
+                      f"KL {base['quality']['kl_fp32_to_int8']:.4f} (against {base['reference']})"]
     return "\n".join(lines)
 
 

@@ -17,7 +17,8 @@
  *                             timings: {ort_start, model_bytes, onnx_session}}
  *   open {session, kvCache}   | run {session, newIds, start, wantLogits, rowsFrom} | rollback {session, length}
  *   closeAll                  the bridge's calls (bridge.js), sessions named by the caller's ids
- *   measure {ids, sizes, runs, warmup} | passTimes {ids, options} | positionIndependence {ids, cases}
+ *   measure {ids, sizes, runs, warmup} | passTimes {ids, options} (with ort_heap_bytes, the size of ort's memory)
+ *   | positionIndependence {ids, cases}
  *   cancel {cancelled}        handled at once, between the passes of a running request; the rest in order
  */
 import * as ort from '../../../vendor/ort/ort.wasm.min.mjs';
@@ -25,7 +26,7 @@ import * as ort from '../../../vendor/ort/ort.wasm.min.mjs';
 import { OnnxBridge, reply } from './bridge.js';
 import { passTimes, positionIndependence, SESSION_OPTIONS, timePasses } from './harness.js';
 import { loadModel } from './loader.js';
-import { heapBlock } from './ort-module.js';
+import { heapBlock, heapBytes } from './ort-module.js';
 
 const SITE = new URL('../../../', import.meta.url);
 const MAX_THREADS = 4; // a 0.5B model gains little past four threads, and the page must stay responsive
@@ -132,7 +133,8 @@ const HANDLERS = {
     }
     return ms;
   },
-  passTimes: (id, { ids, options }) => passTimes(loaded(), ids, options),
+  // With the size ort's memory has grown to by then (the model in the tab, for the benchmark).
+  passTimes: async (id, { ids, options }) => ({ ...(await passTimes(loaded(), ids, options)), ort_heap_bytes: heapBytes() }),
   positionIndependence: async (id, { ids, cases }) => {
     try {
       return await positionIndependence(loaded(), ids, cases);

@@ -20,6 +20,9 @@ export default async function startKept(config) {
   return kept;
 }
 
+/** The size of ort's WebAssembly memory in bytes (the model, the session's buffers, a pass's), or null before it starts. */
+export const heapBytes = () => kept?.HEAPU8.length ?? null;
+
 /**
  * `size` bytes of ort's heap, for a model file: set(bytes, at) fills them, view() is the Uint8Array to hand
  * InferenceSession.create (which frees them), free() gives them back when no session is made. Null before ort's

@@ -1,0 +1,39 @@
+"""benchmarks/bench_browser.py's download figures: what the site's manifest says goes over the wire, and the
+baseline served as today's build serves it (uncompressed chunks) that the loader still reads."""
+
+import gzip
+import hashlib
+import json
+import shutil
+
+from benchmarks.bench_browser import download_figures, served_uncompressed
+from tests.browser import Server, load_runtime, offline_page
+
+pytest_plugins = ["tests.browser"]
+
+
+def test_the_download_is_the_compressed_chunks_and_the_baseline_serves_them_plain(tiny_site, tmp_path, chromium):
+    figures = download_figures(tiny_site)
+    manifest = json.loads((tiny_site / "model" / "manifest.json").read_text())
+    on_disk = sum((tiny_site / "model" / c["name"]).stat().st_size for f in manifest["files"] for c in f["chunks"])
+    assert figures["download_mb"] == round(on_disk / 1e6, 1) < figures["stored_mb"]
+
+    site = tmp_path / "site"
+    shutil.copytree(tiny_site, site)
+    served_uncompressed(site)
+    plain = json.loads((site / "model" / "manifest.json").read_text())
+    for entry in plain["files"]:
+        for chunk in entry["chunks"]:
+            data = (site / "model" / chunk["name"]).read_bytes()
+            assert data[:2] != b"\x1f\x8b" and hashlib.sha256(data).hexdigest() == chunk["sha256"]
+    assert download_figures(site)["download_mb"] == figures["stored_mb"]
+    assert gzip.decompress((tiny_site / "model" / manifest["files"][0]["chunks"][0]["name"]).read_bytes()) == \
+        (site / "model" / manifest["files"][0]["chunks"][0]["name"]).read_bytes()
+    server = Server(site)
+    context, page, outside = offline_page(chromium, service_workers="block")
+    try:
+        assert load_runtime(page, server.url)["model"] == manifest["model"]["name"]
+    finally:
+        context.close()
+        server.stop()
+    assert outside == []
