@@ -26,9 +26,9 @@ localhost (with the cross-origin-isolation headers) and measures:
   chunk requests the site was sent (the model's chunks once each, not twice);
 * the download: the model's bytes on the wire and in the store, the size of
   onnxruntime-web's memory once the model has run (`ort_heap_mb`: the model in
-  the tab), and a first visit through a throttled connection (Chromium's network
-  emulation over the DevTools protocol, THROTTLE_MBIT down, THROTTLE_LATENCY_MS),
-  from the navigation to the first pass, FIRST_VISITS runs.
+  the tab), and a first visit through a throttled connection (THROTTLE_MBIT,
+  THROTTLE_LATENCY_MS per connection: tools/site.py's ThrottledProxy), from the
+  navigation to the first pass, FIRST_VISITS runs.
 
 ``--baseline EXPORT`` (an export folder, e.g. main's default export) measures that
 export beside this one in the same run, as today's build serves it: its chunks
@@ -57,7 +57,7 @@ from benchmarks.peers import held_ids, peer_figures  # noqa: E402
 from model_export.build import build  # noqa: E402
 from model_export.check import load, speed  # noqa: E402
 from onepass.examples import EXAMPLES  # noqa: E402
-from tools.site import CHROMIUM, CHROMIUM_ARGS, Server, build_site  # noqa: E402
+from tools.site import CHROMIUM, CHROMIUM_ARGS, Server, ThrottledProxy, build_site  # noqa: E402
 
 THREADS = (1, 2)
 WARM_LOADS = 3
@@ -189,33 +189,32 @@ def load_figures(context, url: str, ids: list[int]) -> dict:
 
 
 def throttled_first_visit(playwright, url: str) -> dict:
-    """A first visit (a fresh profile) through a connection of THROTTLE_MBIT: seconds from the navigation to the first
-    pass, and the bytes on the wire (response bodies as they arrived, encoded), the model's and all of them."""
-    with tempfile.TemporaryDirectory() as profile:
-        context = playwright.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        finished = []
-        context.on("requestfinished", lambda request: finished.append(request))
-        page = context.new_page()
-        page.set_default_timeout(LOAD_TIMEOUT_MS)
-        network = context.new_cdp_session(page)
-        network.send("Network.enable")
-        # The page's emulation covers its workers' fetches too (the model's chunks come from the model's worker).
-        throughput = THROTTLE_MBIT * 1e6 / 8
-        network.send("Network.emulateNetworkConditions", {"offline": False, "latency": THROTTLE_LATENCY_MS,
-                                                           "downloadThroughput": throughput,
-                                                           "uploadThroughput": throughput})
-        began = time.perf_counter()
-        page.goto(url)
-        page.wait_for_function("() => window.onepass !== undefined")
-        load_call = page.evaluate("""async () => {
-            const began = performance.now();
-            await window.onepass().load();
-            return (performance.now() - began) / 1000;
-        }""")
-        first_pass(page)
-        to_first_pass = time.perf_counter() - began
-        sizes = [(request.url, request.sizes()["responseBodySize"]) for request in finished]
-        context.close()
+    """A first visit (a fresh profile) through a connection of THROTTLE_MBIT (tools/site.py's ThrottledProxy says
+    why not Chromium's emulation): seconds from the navigation to the first pass, and the bytes on the wire
+    (response bodies as they arrived, encoded), the model's and all of them."""
+    proxy = ThrottledProxy(url, THROTTLE_MBIT, THROTTLE_LATENCY_MS)
+    try:
+        with tempfile.TemporaryDirectory() as profile:
+            context = playwright.chromium.launch_persistent_context(profile, executable_path=CHROMIUM,
+                                                                    args=CHROMIUM_ARGS)
+            finished = []
+            context.on("requestfinished", lambda request: finished.append(request))
+            page = context.new_page()
+            page.set_default_timeout(LOAD_TIMEOUT_MS)
+            began = time.perf_counter()
+            page.goto(proxy.url)
+            page.wait_for_function("() => window.onepass !== undefined")
+            load_call = page.evaluate("""async () => {
+                const began = performance.now();
+                await window.onepass().load();
+                return (performance.now() - began) / 1000;
+            }""")
+            first_pass(page)
+            to_first_pass = time.perf_counter() - began
+            sizes = [(request.url, request.sizes()["responseBodySize"]) for request in finished]
+            context.close()
+    finally:
+        proxy.stop()
     return {"to_first_pass_s": round(to_first_pass, 1), "load_call_s": round(load_call, 1),
             "model_on_wire_mb": round(sum(size for u, size in sizes if "/model/" in u) / MB, 1),
             "all_on_wire_mb": round(sum(size for _, size in sizes) / MB, 1)}
@@ -272,7 +271,7 @@ def first_visits(urls: dict) -> dict:
             for name, url in urls.items():
                 runs[name].append(throttled_first_visit(playwright, url))
     return {name: {"connection": f"{THROTTLE_MBIT} Mbit/s, {THROTTLE_LATENCY_MS} ms",
-                   "to_first_pass_s": statistics.median(run["to_first_pass_s"] for run in visits), "runs": visits}
+                   "to_first_pass_s": round(statistics.median(run["to_first_pass_s"] for run in visits), 1), "runs": visits}
             for name, visits in runs.items()}
 
 

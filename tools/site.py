@@ -4,10 +4,13 @@
 
 import os
 import socket
+import socketserver
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from urllib.parse import urlparse
 from urllib.request import urlopen
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,3 +61,70 @@ class Server:
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=10)
+
+
+class ThrottledProxy:
+    """A localhost TCP proxy in front of ``upstream`` (a Server's URL) that sends the browser at most ``mbit`` megabits
+    a second, all connections together, after ``latency_ms`` on each new connection: a reader's connection, for a
+    first visit's timings.
+
+    Why not Chromium's own network emulation (``Network.emulateNetworkConditions`` over the DevTools protocol): set
+    on a page it slows the page's requests and its worker's, but not those of a worker that worker starts, which is
+    where the model's chunks are fetched (runtime/model-worker.js): a real first visit measured with it fetched the
+    model's 412 MB in 10-14 s "at 50 Mbit/s" (66 s at the least).
+    """
+
+    BLOCK = 16 * 1024
+
+    def __init__(self, upstream: str, mbit: float, latency_ms: float = 20):
+        target = urlparse(upstream)
+        self.address = (target.hostname, target.port)
+        self.rate = mbit * 1e6 / 8  # bytes a second
+        self.latency = latency_ms / 1000
+        self.lock = threading.Lock()
+        self.next_free = 0.0
+        proxy = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self):
+                proxy.relay(self.request)
+
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def relay(self, client) -> None:
+        time.sleep(self.latency)
+        with socket.create_connection(self.address) as upstream:
+            up = threading.Thread(target=self._pump, args=(client, upstream, False), daemon=True)
+            up.start()
+            self._pump(upstream, client, True)
+            up.join(timeout=1)
+
+    def _pump(self, source, sink, throttled: bool) -> None:
+        try:
+            while data := source.recv(self.BLOCK):
+                if throttled:
+                    self._wait_for(len(data))
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, sink):
+                try:
+                    end.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def _wait_for(self, size: int) -> None:
+        """Sleep until ``size`` more bytes fit in the connection's rate (shared by every connection)."""
+        with self.lock:
+            now = time.monotonic()
+            done = max(now, self.next_free) + size / self.rate
+            self.next_free = done
+        time.sleep(max(0.0, done - now))
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
