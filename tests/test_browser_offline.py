@@ -272,6 +272,12 @@ def test_the_model_downloads_only_when_the_reader_agrees(chromium, served):
         page.wait_for_selector("[data-onepass-panel=greedy][data-source=trace]")
         card = page.locator("[data-onepass-panel=model-card]")
         assert "not downloaded yet" in card.inner_text() and "MB" in card.locator(".onepass-download").inner_text()
+        # The question states what crosses the wire (the chunks are compressed); the facts add what the browser keeps.
+        manifest = json.loads((site / "model" / "manifest.json").read_text())
+        download, kept = manifest["download_size"], sum(f["size"] for f in manifest["files"])
+        assert download < kept
+        assert f"{download / 1e6:.1f} MB" in card.locator(".onepass-download").inner_text()
+        assert f"{download / 1e6:.1f} MB to download, {kept / 1e6:.1f} MB kept" in card.inner_text()
         # Meanwhile the recorded run is in view; Run without agreeing asks instead of downloading.
         assert page.locator("[data-onepass-panel=greedy] .onepass-pass").count() > 0
         page.click("[data-onepass-panel=greedy] .onepass-run")

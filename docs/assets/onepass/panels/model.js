@@ -31,6 +31,12 @@ export function traces() {
   return tracesPromise;
 }
 
+/** The model's sizes from its manifest: bytes on the wire (its chunks are compressed) and bytes the browser keeps. */
+export function modelSizes(manifest) {
+  const kept = manifest.files.reduce((sum, f) => sum + f.size, 0);
+  return { download: manifest.download_size ?? kept, kept };
+}
+
 export const consented = () => read(KEYS.consent) === true;
 
 /** Resolves once the reader has agreed to the download, here or in any other panel or page (it is remembered). */
@@ -106,11 +112,11 @@ export function modelStatus(root, { eager = true } = {}) {
   let agreed = null; // the wait for the reader's agreement, shared by every ready() until it comes
   const ask = () => siteManifest().then((manifest) => {
     if (!manifest) throw Object.assign(new Error('this site was built without a model, so nothing can run here'), { code: 'no_model' });
-    const bytes = manifest.files.reduce((sum, f) => sum + f.size, 0);
+    const { download } = modelSizes(manifest);
     // Written anew on every ask: a panel's own messages may have replaced the question meanwhile.
-    status.textContent = `This panel runs ${manifest.model.name} in your browser: a one-time download of ${formatBytes(bytes)}, `
+    status.textContent = `This panel runs ${manifest.model.name} in your browser: a one-time download of ${formatBytes(download)}, `
       + 'kept by the browser for your next visit. ';
-    status.append(downloadButton(bytes));
+    status.append(downloadButton(download));
     root.dataset.state = 'asking';
     agreed ??= whenConsented().then(() => {
       status.textContent = 'Loading the model…';

@@ -6,7 +6,7 @@
  */
 import { runtime } from '../runtime/client.js';
 import { button, el, formatBytes } from './dom.js';
-import { consented, downloadButton, downloadProgress, keptForOffline, siteManifest, whenConsented } from './model.js';
+import { consented, downloadButton, downloadProgress, keptForOffline, modelSizes, siteManifest, whenConsented } from './model.js';
 
 /**
  * Whether the next visit can run the model with no connection, from what the service worker keeps (`kept`, from
@@ -39,8 +39,9 @@ export function mountModelCard(root) {
   let stop = () => {};
 
   const start = (manifest) => {
-    const bytes = manifest.files.reduce((sum, f) => sum + f.size, 0);
-    facts.textContent = `${manifest.model.name} · ${formatBytes(bytes)} · quantised: ${manifest.quantisation.name}`;
+    const { download, kept } = modelSizes(manifest);
+    facts.textContent = `${manifest.model.name} · ${formatBytes(download)} to download, ${formatBytes(kept)} kept `
+      + `· quantised: ${manifest.quantisation.name}`;
     const show = (loaded, total, elsewhere) => {
       bar.max = total;
       bar.value = loaded;
@@ -56,8 +57,8 @@ export function mountModelCard(root) {
       load();
     } else {
       // Nothing of the model is fetched until the reader says so, here or in any panel; the choice is remembered.
-      progress.textContent = `The model is not downloaded yet. It is ${formatBytes(bytes)}, fetched once and kept by the browser. `;
-      progress.append(downloadButton(bytes));
+      progress.textContent = `The model is not downloaded yet: ${formatBytes(download)}, fetched once and kept by the browser. `;
+      progress.append(downloadButton(download));
       root.dataset.state = 'asking';
       whenConsented().then(() => {
         progress.textContent = 'Starting the download…';
@@ -66,7 +67,7 @@ export function mountModelCard(root) {
       });
     }
     rt.whenLoaded.then((info) => {
-      show(bytes, bytes);
+      show(download, download);
       progress.textContent += ' · ready';
       if ('onepassDetail' in root.dataset) {
         where.textContent = `Runs in this tab: onnxruntime-web WASM, ${info.threads} thread${info.threads > 1 ? 's' : ''}, `
@@ -74,8 +75,8 @@ export function mountModelCard(root) {
       }
       root.dataset.state = 'ready';
       offline.textContent = 'Keeping Python and onnxruntime-web for offline use…';
-      keptForOffline(rt).then((kept) => {
-        const { ready, text } = offlineReadiness(kept, info);
+      keptForOffline(rt).then((worker) => {
+        const { ready, text } = offlineReadiness(worker, info);
         offline.textContent = text;
         root.dataset.offline = ready ? 'ready' : 'missing';
       }, (err) => {
