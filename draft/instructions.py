@@ -1,0 +1,91 @@
+"""Instructions written for this project, whose answers by the target model are the draft's chat data.
+
+The target's own greedy answers to these (``data.py``) teach the draft what the model writes after a chat
+prompt. They are this repository's own text (its licence). None of them is a benchmark prompt
+(``benchmarks/draft_prompts.json``); ``tests/test_draft.py`` checks that the two sets do not meet.
+"""
+
+CODE_TASKS = [
+    "reverses a string", "checks whether a number is prime", "returns the n-th Fibonacci number",
+    "counts the vowels in a sentence", "merges two sorted lists", "removes duplicates from a list but keeps the order",
+    "flattens a nested list", "computes the factorial of n iteratively", "finds the largest element in a list",
+    "checks whether a string is a palindrome", "converts Celsius to Fahrenheit", "sums the digits of an integer",
+    "returns the greatest common divisor of two numbers", "splits a list into chunks of size n",
+    "counts how often each word appears in a text", "reads a CSV file and returns its rows as dictionaries",
+    "validates an email address with a regular expression", "transposes a matrix given as a list of lists",
+    "returns the median of a list of numbers", "capitalises the first letter of every word",
+    "finds all anagrams of a word in a list", "implements binary search on a sorted list",
+    "rotates a list by k positions", "converts a Roman numeral to an integer", "checks if two strings are anagrams",
+    "returns the intersection of two lists", "generates all permutations of a string", "computes the power set of a set",
+    "parses a date string in ISO format", "returns the longest common prefix of a list of strings",
+    "implements bubble sort", "implements quicksort", "counts the lines in a text file",
+    "returns the second largest number in a list", "checks whether brackets in a string are balanced",
+    "converts a decimal number to binary", "finds the missing number in a list from 1 to n",
+    "computes the average of the values in a dictionary", "groups words by their first letter",
+    "removes all whitespace from a string", "returns the n most common elements of a list",
+    "converts a list of pairs into a dictionary", "checks whether a year is a leap year",
+    "computes the dot product of two vectors", "returns every other element of a list",
+    "implements a stack class with push and pop", "implements a queue using two stacks",
+    "memoises a slow function with a decorator", "retries a function three times when it raises",
+    "times how long a function takes to run", "writes a list of dictionaries to a JSON file",
+]
+CODE_LANGUAGES = ["Python", "JavaScript", "Python", "TypeScript", "Python", "Go", "Python", "Rust", "Python", "Java"]
+
+CONCEPTS = [
+    "recursion", "a hash table", "big-O notation", "a closure", "a generator in Python", "the difference between a list "
+    "and a tuple", "a race condition", "a REST API", "garbage collection", "a unit test", "dependency injection",
+    "a binary tree", "the difference between a process and a thread", "an SQL join", "version control",
+    "a virtual environment", "a decorator in Python", "immutability", "a linked list", "caching", "a regular expression",
+    "the event loop in JavaScript", "type hints in Python", "a lambda function", "exceptions and error handling",
+    "the difference between == and is in Python", "list comprehensions", "an iterator", "a context manager",
+    "object-oriented programming", "inheritance", "polymorphism", "a compiler", "an interpreter", "a database index",
+    "a deadlock", "pagination", "HTTP status codes", "JSON", "unicode and UTF-8",
+]
+
+GENERAL = [
+    "Write a short poem about the sea.", "Give three tips for learning to play the guitar.",
+    "Describe a sunrise in the mountains in two sentences.", "What are the benefits of regular exercise?",
+    "Summarise the plot of Romeo and Juliet in three sentences.", "Write a polite email asking for a meeting next week.",
+    "List five fruits that are rich in vitamin C.", "Explain how a rainbow forms.", "What is the water cycle?",
+    "Give me a recipe for a simple tomato soup.", "Write a haiku about autumn leaves.",
+    "Why is the sky blue?", "Describe the rules of chess in a few sentences.", "What causes the seasons on Earth?",
+    "Write a short story about a robot who learns to paint.", "How do airplanes stay in the air?",
+    "Give three reasons to read more books.", "Explain what inflation is to a child.",
+    "What is the difference between weather and climate?", "Write a limerick about a cat.",
+    "Describe the life cycle of a butterfly.", "How does a refrigerator keep food cold?",
+    "Suggest a name for a new coffee shop and explain it.", "What should I pack for a weekend hike?",
+    "Explain the greenhouse effect in simple words.", "Write two sentences about the history of Rome.",
+    "How do vaccines work?", "List the planets of the solar system in order.",
+    "Write a thank-you note to a teacher.", "What makes a good presentation?",
+]
+
+REWRITES = [
+    "Rewrite in the past tense: \"She walks to the station and buys a ticket.\"",
+    "Make this sentence more formal: \"Hey, can you send me the report asap?\"",
+    "Translate into French: \"The weather is nice today.\"",
+    "Correct the grammar: \"He don't like apples and she don't neither.\"",
+    "Turn this list into a sentence: milk, eggs, bread, butter.",
+    "Rewrite this function with a list comprehension:\nresult = []\nfor x in items:\n    if x > 0:\n        result.append(x * 2)",
+    "Add type hints to this function:\ndef area(width, height):\n    return width * height",
+    "Rename the variables to meaningful names:\ndef f(a, b):\n    c = a * b\n    return c / 2",
+    "Add a docstring to this function:\ndef mean(values):\n    return sum(values) / len(values)",
+    "Rewrite this loop as a while loop:\nfor i in range(10):\n    print(i)",
+    "Shorten this sentence: \"At this point in time we are not in a position to make a decision.\"",
+    "Rewrite in the future tense: \"The team finished the project on time.\"",
+    "Convert this JSON to YAML: {\"name\": \"Ada\", \"age\": 36, \"languages\": [\"English\", \"French\"]}",
+    "Fix the bug in this code:\ndef add_all(numbers):\n    total = 0\n    for n in numbers:\n        total = n\n    return total",
+    "Rewrite this SQL query to select only active users: SELECT * FROM users;",
+    "Make this paragraph simpler: \"The utilisation of advanced methodologies facilitates optimal outcomes.\"",
+    "Translate into Spanish: \"Where is the nearest train station?\"",
+    "Change the function to use f-strings:\ndef greet(name):\n    return 'Hello, ' + name + '!'",
+    "Rewrite the text in the first person: \"He woke up early and went for a run.\"",
+    "Split this long sentence into two: \"The meeting ran late because the projector broke and nobody knew how to fix it.\"",
+]
+
+
+def instructions() -> list[str]:
+    """Every instruction, in a fixed order."""
+    code = [f"Write a {CODE_LANGUAGES[i % len(CODE_LANGUAGES)]} function that {task}."
+            for i, task in enumerate(CODE_TASKS)]
+    explain = [f"Explain {concept} in a short paragraph." for concept in CONCEPTS]
+    return code + explain + GENERAL + REWRITES
