@@ -209,3 +209,19 @@ def test_the_download_question_is_accessible(chromium, tiny_server, scheme):
         context.close()
     assert not found, "\n".join(found)
     assert outside == []
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_links_in_a_hovered_table_row_read(chromium, tiny_server, scheme):
+    """A reader's pointer rests on a table row (it did after a sidebar tap closed the phone's drawer): Material shades
+    the row, and the dark scheme's own link colour fell to 4.26:1 there (a CI run caught it on Name it)."""
+    context, page, outside = offline_page(chromium, viewport=DESKTOP, color_scheme=scheme, bypass_csp=True)
+    try:
+        page.goto(tiny_server.url + "name-it/")
+        settle(page)
+        page.locator("article table tbody tr").nth(9).hover()
+        found = audit(page, "a table row hovered")
+    finally:
+        context.close()
+    assert not found, "\n".join(found)
+    assert outside == []
