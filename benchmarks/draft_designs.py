@@ -17,18 +17,19 @@ from pathlib import Path
 import torch
 
 from draft import data as draft_data
-from draft.instructions import instructions
 from draft.heads import Eagle, Medusa, Readout, parameters
+from draft.instructions import instructions
 from draft.simulate import acceptance
 from draft.train import fit
 from model_export.cache import cache_root
 from model_export.sources import resolve
+from onepass.examples import chat
 
 PROMPTS = Path(__file__).with_name("draft_prompts.json")
 
 
 def held_out(model, tokenizer, max_new: int):
-    prompts = [draft_data.chat(p) for p in json.loads(PROMPTS.read_text())]
+    prompts = [chat(p) for p in json.loads(PROMPTS.read_text())]
     ids = [tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
     answers = draft_data.greedy_answers(model, tokenizer, prompts, max_new)
     full = [p + a for p, a in zip(ids, answers)]

@@ -16,15 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-
-from .instructions import instructions
+from onepass.examples import chat
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
-
-
-def chat(user: str) -> str:
-    """Qwen's chat format, as the pages' examples use it (py/onepass/examples.py)."""
-    return f"<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"
 
 
 @dataclass

@@ -47,8 +47,8 @@ def _manifest() -> dict | None:
 PARAMETER_FACTS = ("layer_parameters", "table_parameters", "read_parameters", "vocab_size", "input_table", "origin")
 
 
-def _facts(manifest: dict | None, download: int | None = None) -> dict:
-    """The pages' placeholders; ``download``: the bytes the served chunks take on the wire (``download_mb``)."""
+def _facts(manifest: dict | None) -> dict:
+    """The pages' placeholders; ``download_mb`` is the bytes the served chunks take on the wire (``download_size``)."""
     if manifest is None:
         return dict.fromkeys(("name", "size_mb", "download_mb", "quantisation", "source", "layers", "parameters",
                               *PARAMETER_FACTS), "?")
@@ -57,7 +57,7 @@ def _facts(manifest: dict | None, download: int | None = None) -> dict:
         **parameter_facts(manifest),
         "name": manifest["model"]["name"],
         "size_mb": f"{size / 1e6:.0f}",
-        "download_mb": f"{(download or size) / 1e6:.0f}",
+        "download_mb": f"{manifest.get('download_size', size) / 1e6:.0f}",
         "quantisation": manifest["quantisation"]["name"],
         "source": manifest["model"]["source"],
         "layers": str(manifest["model"]["num_layers"]),
@@ -162,16 +162,15 @@ def _write_chunk(target: Path, data: bytes) -> dict:
 def on_config(config):
     # Read the manifest once per build, not once per page; the chunks are made now, as the pages state their size.
     manifest = _manifest()
-    download = None
     if manifest:
         folder = Path(tempfile.mkdtemp(prefix="onepass-chunks-"))
         for entry in manifest["files"]:
             entry["chunks"] = write_chunks(Path(os.environ["ONEPASS_MODEL_DIR"]) / entry["name"], folder, chunk_bytes())
             entry["download_size"] = sum(chunk["download_size"] for chunk in entry["chunks"])
-        manifest["download_size"] = download = sum(entry["download_size"] for entry in manifest["files"])
+        manifest["download_size"] = sum(entry["download_size"] for entry in manifest["files"])
         manifest["identity"] = identity(manifest)
         config["extra"]["model_chunks"] = (folder, manifest)
-    config["extra"]["model_facts"] = _facts(manifest, download)
+    config["extra"]["model_facts"] = _facts(manifest)
     return config
 
 
