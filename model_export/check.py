@@ -91,6 +91,28 @@ def position_independence(model: NativeModel, ids: list[int]) -> dict:
     return {"checks": checks, "all_identical": all(c["bit_identical"] for c in checks.values())}
 
 
+def hidden_rows(model: NativeModel, ids: list[int], past=None) -> tuple[np.ndarray, list]:
+    """The features (``hidden``) of every position of one pass over ``ids`` after ``past``, and the new past."""
+    found, present, _ = model.outputs(ids, past, logits=False, first_row=len(ids) - 1, hidden=True)
+    return found[model.manifest["outputs"]["hidden"]], present
+
+
+def feature_independence(model: NativeModel, ids: list[int]) -> dict:
+    """The features a draft model reads obey the same rule, bit for bit: a prefix pass, and KV-cache steps of
+    1 and 6, give the full pass's rows (whatever row the predictions start from)."""
+    full, _ = hidden_rows(model, ids)
+    checks = {f"hidden_prefix_{k}": compare(full, hidden_rows(model, ids[:k])[0])
+              for k in sorted({1, 7, len(ids) // 2}) if 0 < k < len(ids)}
+    for name, step in KV_STEPS.items():
+        rows, past = hidden_rows(model, ids[:KV_PREFILL])
+        rows = [rows]
+        for begin in range(KV_PREFILL, len(ids), step):
+            found, past = hidden_rows(model, ids[begin:begin + step], past)
+            rows.append(found)
+        checks[f"hidden_{name}"] = compare(full, np.concatenate(rows))
+    return {"checks": checks, "all_identical": all(c["bit_identical"] for c in checks.values())}
+
+
 def quality(model: NativeModel, reference: NativeModel, ids: list[int]) -> dict:
     """Teacher-forced agreement with the float32 export: same text, compare each position's prediction."""
     ours, theirs = logits(model, ids), logits(reference, ids)

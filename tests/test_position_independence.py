@@ -7,7 +7,7 @@ and of six tokens, natively (onnxruntime) and in onnxruntime-web's WASM build.
 
 import pytest
 
-from model_export.check import cases, load, position_independence, wasm
+from model_export.check import cases, feature_independence, load, position_independence, wasm
 from tests.conftest import ids_of
 
 PROMPTS = [
@@ -26,6 +26,14 @@ def failures(result):
 def test_tiny_native(tiny_export, prompt, threads):
     result = position_independence(load(tiny_export, threads), ids_of(tiny_export, prompt))
     assert failures(result) == {}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_tiny_native_features(tiny_export, threads):
+    """The hidden states a draft reads are position independent too, so a draft proposes the same whatever
+    the pass that made its inputs."""
+    for prompt in PROMPTS:
+        assert failures(feature_independence(load(tiny_export, threads), ids_of(tiny_export, prompt))) == {}
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -57,6 +65,12 @@ def test_tiny_long_context(tiny_export, held_text):
 def test_real_native(real_export, threads):
     for prompt in PROMPTS:
         assert failures(position_independence(load(real_export, threads), ids_of(real_export, prompt))) == {}
+
+
+def test_real_native_features(real_export):
+    for threads in (1, 2):
+        for prompt in PROMPTS:
+            assert failures(feature_independence(load(real_export, threads), ids_of(real_export, prompt))) == {}
 
 
 def test_real_wasm(real_export):

@@ -1,6 +1,6 @@
 """``python -m onepass``: run the lesson's algorithms on an export natively, from the command line.
 
-    run          generate from a text (greedy, prompt lookup or a guess) and print the trace
+    run          generate from a text (greedy, prompt lookup, a guess or a draft model) and print the trace
     exactness    check drafted == greedy over a prompt set, for every proposer and cache mode
     examples     run step 5's worked examples and print their tokens per pass
 
@@ -16,9 +16,10 @@ import sys
 import time
 from pathlib import Path
 
+from .acceptance import per_position
 from .drafted import drafted
 from .examples import EXAMPLES, recorded
-from .exactness import PROPOSERS, compare, summarize
+from .exactness import PROPOSERS, WITH_A_DRAFT, compare, summarize
 from .greedy import greedy
 from .proposers import Context, proposer
 from .trace import Run
@@ -47,8 +48,9 @@ def parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="generate from a text and print the trace")
     add_model_arguments(run)
     run.add_argument("--text", required=True, help="the prompt (chat markers such as <|im_start|> are special tokens)")
-    run.add_argument("--mode", choices=("greedy", "lookup", "guess"), default="lookup")
+    run.add_argument("--mode", choices=("greedy", "lookup", "guess", "draft"), default="lookup")
     run.add_argument("--guess", help="with --mode guess: the continuation you expect")
+    add_draft_arguments(run)
     run.add_argument("--max-new", type=int, default=64, help="most tokens to generate (default 64)")
     run.add_argument("--no-kv-cache", action="store_true", help="re-read the whole text in every pass")
     run.add_argument("--json", action="store_true", help="print the trace as JSON")
@@ -58,8 +60,9 @@ def parser() -> argparse.ArgumentParser:
     add_model_arguments(exactness)
     exactness.add_argument("--prompts", required=True, type=Path, help="a JSON array of prompt strings")
     exactness.add_argument("--max-new", type=int, default=64, help="tokens per prompt (default 64)")
-    exactness.add_argument("--proposers", default=",".join(PROPOSERS),
-                           help=f"comma-separated, from {','.join(PROPOSERS)} (default: all)")
+    exactness.add_argument("--proposers", help=f"comma-separated, from {','.join(PROPOSERS + WITH_A_DRAFT)} "
+                                               "(default: all; draft only with --draft)")
+    add_draft_arguments(exactness)
     exactness.add_argument("--cache", default="on",
                            help="KV cache modes: on (default), off, or on,off (without the cache a pass re-reads "
                                 "the whole text, which is slow on the real model)")
@@ -80,6 +83,27 @@ def parser() -> argparse.ArgumentParser:
 def add_model_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--model", required=True, type=Path, help="an export folder (holding manifest.json)")
     command.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads (default 2)")
+
+
+def add_draft_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--draft", type=Path, help="a draft folder (holding draft.json; python -m draft builds one)")
+    command.add_argument("--gamma", type=int, help="tokens the draft model proposes per round (default: the "
+                                                    "draft's own best, from its held-out acceptance)")
+
+
+def open_draft(args, model):
+    """The native draft model and its draft length, when ``--draft`` names one built for ``model``."""
+    from .backends.native import DraftUnavailable, NativeDraft
+
+    if args.draft is None:
+        raise InputError("drafting with a model needs --draft DIR, a draft built with: python -m draft --target "
+                         f"{args.model}")
+    try:
+        draft = NativeDraft(args.draft, threads=args.threads, target=model.manifest)
+    except DraftUnavailable as error:
+        raise InputError(str(error)) from None
+    gamma = positive(args.gamma, "--gamma") if args.gamma is not None else int(draft.manifest.get("gamma", 4))
+    return draft, gamma
 
 
 def open_model(args):
@@ -108,17 +132,24 @@ def run_command(args) -> int:
     model, tokenizer = open_model(args)
     prompt = tokenizer.encode(args.text)
     kv_cache = not args.no_kv_cache
+    draft, gamma = open_draft(args, model) if args.mode == "draft" else (None, 0)
     if args.mode == "greedy":
         run = asyncio.run(greedy(model, prompt, max_new, kv_cache=kv_cache))
     else:
         propose = proposer(args.mode, Context(prompt=prompt, vocab_size=model.facts.vocab_size,
-                                              guess=tokenizer.encode(args.guess or "")))
+                                              guess=tokenizer.encode(args.guess or ""), draft=draft, gamma=gamma))
         run = asyncio.run(drafted(model, prompt, propose, max_new, kv_cache=kv_cache, mode=args.mode))
+    drafting = {"gamma": gamma, "passes": propose.passes, "seconds": propose.seconds,
+                "acceptance": per_position(run.passes)} if draft else None
     if args.json:
         print(json.dumps({"model": model.facts.name, "text": args.text, "generated": tokenizer.decode(run.tokens),
-                          "run": run.as_dict()}, ensure_ascii=False, indent=1))
+                          "run": run.as_dict(), **({"draft": drafting} if draft else {})}, ensure_ascii=False, indent=1))
     else:
         print_run(run, model.facts.name, tokenizer)
+        if draft:
+            alphas = ", ".join(f"{found['alpha']:.2f}" for found in drafting["acceptance"])
+            print(f"draft model: gamma {gamma}, {drafting['passes']} small passes in {drafting['seconds']:.2f} s; "
+                  f"acceptance per draft position: {alphas}")
     return 0
 
 
@@ -146,11 +177,14 @@ def read_prompts(path: Path) -> list[str]:
     return prompts
 
 
-def exactness_modes(proposers: str, cache: str) -> list[tuple[str, bool]]:
+def exactness_modes(proposers: str | None, cache: str, draft: bool = False) -> list[tuple[str, bool]]:
+    known = PROPOSERS + WITH_A_DRAFT
+    if proposers is None:
+        proposers = ",".join(PROPOSERS + (WITH_A_DRAFT if draft else ()))
     names = [name for name in proposers.split(",") if name]
-    unknown = sorted(set(names) - set(PROPOSERS))
+    unknown = sorted(set(names) - set(known))
     if unknown or not names:
-        raise InputError(f"unknown proposers {unknown}; choose from {','.join(PROPOSERS)}")
+        raise InputError(f"unknown proposers {unknown}; choose from {','.join(known)}")
     switches = {"on": True, "off": False}
     if not cache or any(value not in switches for value in cache.split(",")):
         raise InputError("--cache takes on, off or on,off")
@@ -162,25 +196,30 @@ def exactness_modes(proposers: str, cache: str) -> list[tuple[str, bool]]:
 def exactness_command(args) -> int:
     # Failures are reported by the prompt's index in the whole file, also when only every N-th prompt runs.
     prompts = list(enumerate(read_prompts(args.prompts)))[::positive(args.every, "--every")]
-    modes = exactness_modes(args.proposers, args.cache)
+    modes = exactness_modes(args.proposers, args.cache, draft=args.draft is not None)
     max_new = positive(args.max_new, "--max-new")
     model, tokenizer = open_model(args)
+    draft, gamma = open_draft(args, model) if any(name in WITH_A_DRAFT for name, _ in modes) else (None, 0)
     outcomes, began = [], time.perf_counter()
     for done, (index, text) in enumerate(prompts, 1):
-        outcomes += asyncio.run(compare(model, index, tokenizer.encode(text), max_new, modes, seed=args.seed))
+        outcomes += asyncio.run(compare(model, index, tokenizer.encode(text), max_new, modes, seed=args.seed,
+                                        draft=draft, gamma=gamma))
         print(f"\r{done}/{len(prompts)} prompts, {time.perf_counter() - began:.0f} s", end="", file=sys.stderr)
     print(file=sys.stderr)
     summary = summarize(outcomes)
     if args.json:
-        print(json.dumps({"model": model.facts.name, "prompts": len(prompts), "max_new": max_new, "modes": summary},
-                         indent=1))
+        print(json.dumps({"model": model.facts.name, "prompts": len(prompts), "max_new": max_new,
+                          "threads": args.threads, **({"gamma": gamma} if draft else {}), "modes": summary}, indent=1))
     else:
         print(f"model: {model.facts.name}; {len(prompts)} prompts x up to {max_new} new tokens; "
               "reference: greedy with the KV cache")
-        print(f"{'mode':<8} {'cache':<5} {'identical':>15} {'tokens/pass':>11}")
+        print(f"{'mode':<8} {'cache':<5} {'identical':>15} {'tokens/pass':>11} {'seconds':>8} {'speed-up':>8}  alpha")
         for row in summary:
+            alphas = " ".join(f"{found['alpha']:.2f}" for found in row.get("acceptance", []))
             print(f"{row['mode']:<8} {'on' if row['kv_cache'] else 'off':<5} "
-                  f"{row['identical']:>4}/{row['prompts']:<4} {row['share']:>6.1%} {row['tokens_per_pass']:>11.2f}")
+                  f"{row['identical']:>4}/{row['prompts']:<4} {row['share']:>6.1%} {row['tokens_per_pass']:>11.2f} "
+                  f"{row['seconds']:>8.1f} {row['speedup']:>7.2f}x  {alphas}"
+                  + (f"  (c = {row['c']:.3f})" if row.get("c") is not None else ""))
             for failure in row["failures"]:
                 print(f"    prompt {failure['prompt']}: first difference at generated token "
                       f"{failure['first_difference']}")

@@ -10,14 +10,16 @@ Large Language Model Decoding with Speculative Sampling" (2023); gpt-fast's
 ``speculative_decode``.
 """
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 
 from .greedy import check_request
 from .seam import Model
 from .trace import PassRecord, Run
 from .verification import check, until_end
 
-Proposer = Callable[[list[int]], list[int]]  # the text so far -> proposed next tokens ([] for no guess)
+# The text so far -> proposed next tokens ([] for no guess); a draft model's proposals are awaited.
+Proposer = Callable[[list[int]], list[int] | Awaitable[list[int]]]
 
 
 async def drafted(model: Model, prompt: list[int], propose: Proposer, max_new: int, *, kv_cache: bool = True,
@@ -26,11 +28,16 @@ async def drafted(model: Model, prompt: list[int], propose: Proposer, max_new: i
     check_request(prompt, max_new)
     eos_ids = model.facts.eos_ids
     session = model.session(kv_cache=kv_cache)
+    # A draft model reads the target's features from each pass (draft_model.py); other proposers read the text.
+    features = propose if hasattr(propose, "keep") else None
     text, passes, stop = list(prompt), [], "max_new"
     while len(text) - len(prompt) < max_new:
         room = max_new - (len(text) - len(prompt))
-        draft = cut_draft(propose(text), room, eos_ids)
-        verdict, record = await check(session, text, draft, eos_ids)
+        draft = propose(text)
+        if inspect.isawaitable(draft):
+            draft = await draft
+        draft = cut_draft(draft, room, eos_ids)
+        verdict, record = await check(session, text, draft, eos_ids, features)
         # The KV cache now holds the rejected draft tokens too: forget them. The model's own token is not
         # in the cache yet; it is fed with the next pass, together with the next draft.
         session.rollback(len(text) + len(verdict.accepted))

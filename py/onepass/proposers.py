@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .draft_model import DraftModel, ModelDraft
 from .drafted import Proposer
 from .editable import compile_proposer
 from .lookup import MAX_DRAFT, copied, lookup_match, prompt_lookup
@@ -100,6 +101,14 @@ class Context:
     answer: list[int] = field(default_factory=list)  # prompt + a known continuation (the exactness check's reference)
     source: str = ""  # the reader's proposer, as Python source
     on_match: Callable[[dict | None], None] | None = None  # hears prompt lookup's match, pass by pass
+    draft: DraftModel | None = None  # a draft model over the target's features (draft_model.py)
+    gamma: int = MAX_DRAFT  # how many tokens the draft model proposes per round
+
+
+def model_draft(context: Context) -> ModelDraft:
+    if context.draft is None:
+        raise ValueError("no draft model was built for this model")
+    return ModelDraft(context.draft, context.gamma)
 
 
 PROPOSERS: dict[str, Callable[[Context], Proposer]] = {
@@ -110,6 +119,7 @@ PROPOSERS: dict[str, Callable[[Context], Proposer]] = {
     "wrong": lambda c: from_answer(c.answer, c.vocab_size, 1.0, c.rng),
     "noisy": lambda c: from_answer(c.answer, c.vocab_size, NOISY_ERROR_RATE, c.rng),
     "perfect": lambda c: from_answer(c.answer, c.vocab_size, 0.0, c.rng),
+    "draft": model_draft,
 }
 
 

@@ -21,6 +21,7 @@ class Pass:
     topk_probs: list[list[float]]
     seconds: float  # wall time of the pass, measured by the backend
     logits: list[list[float]] | None = None  # only when asked: 151,936 floats per row are costly to fetch
+    hidden: list[list[float]] | None = None  # only when asked: the model's features at the last fed positions
 
 
 class Session(Protocol):
@@ -33,22 +34,28 @@ class Session(Protocol):
 
     length: int  # tokens the session has processed
 
-    async def forward(self, new_ids: list[int], *, logits: bool = False, rows_from: int = 0) -> Pass:
+    async def forward(self, new_ids: list[int], *, logits: bool = False, rows_from: int = 0,
+                      hidden: int = 0) -> Pass:
         """Run one pass over ``new_ids``, appended after the first ``length`` tokens.
 
         The pass returns the rows of ``new_ids[rows_from:]`` only: a caller that needs the prediction after
         the last token alone asks for ``rows_from=len(new_ids) - 1``, and the model skips its output layer
-        for the others. Every token still enters the KV cache.
+        for the others. Every token still enters the KV cache. ``hidden`` asks for the model's features (its
+        last hidden states, what a draft model reads) at the last ``hidden`` of ``new_ids``, whatever
+        ``rows_from`` is.
         """
 
     def rollback(self, length: int) -> None:
         """Forget every token after the first ``length`` (rejected draft tokens)."""
 
 
-def check_rows(new_ids: list[int], rows_from: int) -> None:
-    """A pass must return at least one row: ``rows_from`` indexes one of ``new_ids``."""
+def check_rows(new_ids: list[int], rows_from: int, hidden: int = 0) -> None:
+    """A pass must return at least one row: ``rows_from`` indexes one of ``new_ids``; and at most one feature
+    per new token."""
     if not 0 <= rows_from < len(new_ids):
         raise ValueError(f"rows_from must index one of the {len(new_ids)} new tokens, got {rows_from}")
+    if not 0 <= hidden <= len(new_ids):
+        raise ValueError(f"hidden asks for the features of 0 to {len(new_ids)} new tokens, got {hidden}")
 
 
 @dataclass(frozen=True)

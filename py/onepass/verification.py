@@ -13,9 +13,19 @@ Transformers via Speculative Decoding" (2023), greedy case.
 """
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from .seam import Session
 from .trace import PassRecord
+
+
+class FeatureReader(Protocol):
+    """A draft model's side of a pass (``draft_model.ModelDraft``): it reads the target's features."""
+
+    wanted: int  # the features it needs before a draft: those of the last ``wanted`` tokens of the text
+
+    def keep(self, first: int, rows: list[list[float]]) -> None:
+        """The target's features at positions ``first``, ``first + 1``, ..."""
 
 
 @dataclass(frozen=True)
@@ -45,19 +55,24 @@ def verify(draft: list[int], predicted: list[int]) -> Verdict:
     return Verdict(accepted=draft[:agreed], token=predicted[agreed], predicted=predicted)
 
 
-async def check(session: Session, text: list[int], draft: list[int],
-                eos_ids: frozenset[int] = frozenset()) -> tuple[Verdict, PassRecord]:
+async def check(session: Session, text: list[int], draft: list[int], eos_ids: frozenset[int] = frozenset(),
+                features: FeatureReader | None = None) -> tuple[Verdict, PassRecord]:
     """One pass over the part of ``text`` the session has not seen, plus ``draft``; then verify.
 
     Afterwards the session holds the text and the whole draft: a caller that
     goes on generating rolls back the rejected tokens. The record's ``added``
-    ends at the first end-of-text id, if any.
+    ends at the first end-of-text id, if any. ``features`` hears the target's
+    features at every position the pass fed, or at the last ``wanted`` of a
+    longer text.
     """
     if not 0 <= session.length < len(text):
         raise ValueError(f"the session must hold less than the text ({session.length} of {len(text)} tokens)")
     start, fed = session.length, text[session.length:] + draft
+    hidden = min(len(fed), features.wanted + len(draft)) if features else 0
     # The rows that matter, and the only ones computed: after the text's last token, then after each draft token.
-    result = await session.forward(fed, rows_from=len(fed) - len(draft) - 1)
+    result = await session.forward(fed, rows_from=len(fed) - len(draft) - 1, hidden=hidden)
+    if features:
+        features.keep(start + len(fed) - hidden, result.hidden)
     verdict = verify(draft, result.argmax)
     record = PassRecord(start=start, fed=fed, draft=draft, predicted=verdict.predicted, accepted=len(verdict.accepted),
                         token=verdict.token, added=until_end(verdict.accepted + [verdict.token], eos_ids),

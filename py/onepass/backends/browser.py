@@ -71,8 +71,11 @@ class BrowserSession:
         self.length = 0
         self.clock = clock or PassClock()
 
-    async def forward(self, new_ids: list[int], *, logits: bool = False, rows_from: int = 0) -> Pass:
-        check_rows(new_ids, rows_from)
+    async def forward(self, new_ids: list[int], *, logits: bool = False, rows_from: int = 0,
+                      hidden: int = 0) -> Pass:
+        check_rows(new_ids, rows_from, hidden)
+        if hidden:
+            raise NotImplementedError("the browser's bridge does not fetch the model's features yet")
         began = time.perf_counter()
         raw = plain(await self.bridge.run(self.id, list(new_ids), self.length, logits, rows_from))
         self.length += len(new_ids)

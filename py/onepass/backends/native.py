@@ -2,8 +2,14 @@
 
 Everything about the model comes from the export's ``manifest.json``: input and
 output names, the KV-cache layout, end-of-text ids, vocabulary size, top-k.
-A pass fetches the argmax, the top-k and the new KV cache, and the logits only
-when asked (they are 151,936 floats per position).
+A pass fetches the argmax, the top-k and the new KV cache, and the logits and the
+hidden states (the features a draft model reads) only when asked.
+
+``NativeDraft`` runs a draft model the same way (a folder with ``draft.onnx`` and
+``draft.json``, built by ``python -m draft``), behind ``draft_model.DraftModel``:
+a small pass feeds the last n (feature, token) pairs as ``features`` [1, n, d]
+and ``tokens`` [1, n]; the drafted loop needs the last row's predicted
+``feature`` and ``argmax`` (a full-vocabulary id).
 """
 
 import json
@@ -13,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
+from ..draft_model import DraftStep
 from ..seam import Facts, Pass
 from .sessions import CachedSession, UncachedSession
 
@@ -53,10 +60,10 @@ class NativeModel:
         return CachedSession(self) if kv_cache else UncachedSession(self)
 
     def outputs(self, ids: list[int], past: list[np.ndarray] | None, *, logits: bool,
-                first_row: int = 0) -> tuple[dict, list[np.ndarray], float]:
+                first_row: int = 0, hidden: bool = False) -> tuple[dict, list[np.ndarray], float]:
         """One pass over ``ids`` after ``past`` (None: nothing before), predictions from row ``first_row`` of
-        the pass on; returns the outputs by name (argmax, top-k, logits when asked), the new KV cache and
-        the pass's seconds."""
+        the pass on; returns the outputs by name (argmax, top-k, logits and every row's hidden state when
+        asked), the new KV cache and the pass's seconds."""
         past = past or [self.empty_past] * len(self.past_names)
         start = past[0].shape[2]
         names, outputs = self.manifest["inputs"], self.manifest["outputs"]
@@ -70,25 +77,71 @@ class NativeModel:
             feeds[self.first_row] = np.array([first_row], np.int64)
         fetch = [outputs["argmax"], outputs["topk_ids"], outputs["topk_probs"], *([outputs["logits"]] if logits else [])]
         fetch = [name for name in fetch if name in self.output_names]  # the reference graph has logits alone
+        if hidden:
+            fetch.append(self.hidden_output())
         began = time.perf_counter()
         values = self.onnx.run(fetch + self.present_names, feeds)
         seconds = time.perf_counter() - began
         found = {name: value[0] for name, value in zip(fetch, values)}
         if not self.first_row:
-            found = {name: value[first_row:] for name, value in found.items()}
+            found = {name: value[first_row:] if name != outputs.get("hidden") else value
+                     for name, value in found.items()}
         return found, values[len(fetch):], seconds
 
+    def hidden_output(self) -> str:
+        """The graph's hidden-state output; exports made before it existed have none, and so no draft."""
+        name = self.manifest["outputs"].get("hidden")
+        if name not in self.output_names:
+            raise ValueError("this export has no hidden-state output (made before drafts existed): rebuild it "
+                             "with python -m model_export")
+        return name
+
     def run(self, ids: list[int], past: list[np.ndarray] | None, logits: bool,
-            first_row: int = 0) -> tuple[Pass, list[np.ndarray]]:
-        """``outputs`` as a ``Pass`` of plain lists, and the new KV cache."""
-        found, present, seconds = self.outputs(ids, past, logits=logits, first_row=first_row)
+            first_row: int = 0, hidden: int = 0) -> tuple[Pass, list[np.ndarray]]:
+        """``outputs`` as a ``Pass`` of plain lists (the features of the last ``hidden`` ids), and the new KV
+        cache."""
+        found, present, seconds = self.outputs(ids, past, logits=logits, first_row=first_row, hidden=hidden > 0)
         out = self.manifest["outputs"]
         result = Pass(argmax=found[out["argmax"]].tolist(), topk_ids=found[out["topk_ids"]].tolist(),
                       topk_probs=found[out["topk_probs"]].tolist(), seconds=seconds,
-                      logits=found[out["logits"]].tolist() if logits else None)
+                      logits=found[out["logits"]].tolist() if logits else None,
+                      hidden=found[out["hidden"]][len(ids) - hidden:].tolist() if hidden else None)
         return result, present
 
     def cut(self, past: list[np.ndarray], length: int) -> list[np.ndarray]:
         """The KV cache as it was after ``length`` tokens."""
         # Sequence is axis 2 of [batch, kv_heads, sequence, head_dim]; onnxruntime wants contiguous inputs.
         return [np.ascontiguousarray(tensor[:, :, :length]) for tensor in past]
+
+
+def target_identity(manifest: dict) -> str:
+    """What a draft names its target by: the sha256 of the graph the runtimes load."""
+    return next(entry["sha256"] for entry in manifest["files"] if entry["name"] == manifest["graph"])
+
+
+class DraftUnavailable(Exception):
+    """No draft for this model: the folder holds none, or one made for another model."""
+
+
+class NativeDraft:
+    def __init__(self, folder: Path | str, threads: int = THREADS, target: dict | None = None):
+        folder = Path(folder)
+        if not (folder / "draft.json").is_file():
+            raise DraftUnavailable(f"no draft.json in {folder}: build a draft with python -m draft --target EXPORT")
+        self.manifest = json.loads((folder / "draft.json").read_text())
+        if target is not None and self.manifest["target"]["identity"] != target_identity(target):
+            raise DraftUnavailable(f"the draft in {folder} was trained for another model "
+                                   f"({self.manifest['target'].get('name')})")
+        self.window = int(self.manifest["window"])
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self.onnx = ort.InferenceSession(str(folder / self.manifest.get("graph", "draft.onnx")), options,
+                                         providers=["CPUExecutionProvider"])
+
+    async def step(self, features: list[list[float]], tokens: list[int]) -> DraftStep:
+        feeds = {"features": np.array([features], np.float32), "tokens": np.array([tokens], np.int64)}
+        began = time.perf_counter()
+        feature, argmax = self.onnx.run(["feature", "argmax"], feeds)
+        seconds = time.perf_counter() - began
+        return DraftStep(feature=feature[0, -1].tolist(), token=int(argmax[0, -1]), seconds=seconds)

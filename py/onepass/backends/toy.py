@@ -20,6 +20,7 @@ import random
 import time
 from functools import lru_cache
 
+from ..draft_model import DraftStep
 from ..seam import Facts, Pass, check_rows
 from .sessions import CachedSession, UncachedSession
 
@@ -48,10 +49,12 @@ class ToyModel:
     def session(self, kv_cache: bool = True) -> CachedSession | UncachedSession:
         return CachedSession(self) if kv_cache else UncachedSession(self)
 
-    def run(self, ids: list[int], past: list[int] | None, logits: bool, first_row: int = 0) -> tuple[Pass, list[int]]:
+    def run(self, ids: list[int], past: list[int] | None, logits: bool, first_row: int = 0,
+            hidden: int = 0) -> tuple[Pass, list[int]]:
         """One pass over ``ids`` after the ``past`` ids: one row per position of ``ids[first_row:]``, and the
-        ids the next pass reads after (the toy's "KV cache")."""
-        check_rows(ids, first_row)
+        ids the next pass reads after (the toy's "KV cache"). Its features (``hidden``) are the contexts
+        themselves, ``features``."""
+        check_rows(ids, first_row, hidden)
         if not all(0 <= i < self.facts.vocab_size for i in ids):
             raise ValueError(f"token ids must lie in 0..{self.facts.vocab_size - 1}")
         past = past or []
@@ -61,8 +64,15 @@ class ToyModel:
         rows = [self.row(tuple(text[max(0, i - self.order + 1):i + 1])) for i in range(first, len(text))]
         result = Pass(argmax=[row[0] for row in rows], topk_ids=[row[1] for row in rows],
                       topk_probs=[row[2] for row in rows], seconds=time.perf_counter() - began,
-                      logits=[list(row[3]) for row in rows] if logits else None)
+                      logits=[list(row[3]) for row in rows] if logits else None,
+                      hidden=[self.feature(text[:i + 1]) for i in range(len(text) - hidden, len(text))] if hidden else None)
         return result, past + ids
+
+    def feature(self, text: list[int]) -> list[float]:
+        """The toy's hidden state after ``text``: its context (the last ``order`` ids, -1 before the start), which
+        is all its next row depends on."""
+        context = text[-self.order:]
+        return [-1.0] * (self.order - len(context)) + [float(token) for token in context]
 
     def cut(self, past: list[int], length: int) -> list[int]:
         return past[:length]
@@ -79,3 +89,22 @@ class ToyModel:
         total = sum(weights)
         topk = ranked[:self.facts.top_k]
         return ranked[0], topk, [weights[i] / total for i in topk], logits
+
+
+class ToyDraft:
+    """A draft model for the toy (``draft_model.DraftModel``): from the toy's features (its contexts) it knows
+    the toy's next token exactly, and spoils each with probability ``error_rate`` (a wrong id instead). With
+    0 every drafted token must be accepted, which proves that features and tokens line up in the drafted loop;
+    with 1 none can be."""
+
+    def __init__(self, model: ToyModel, error_rate: float = 0.0, rng: random.Random | None = None,
+                 window: int = 4):
+        self.model, self.error_rate, self.rng, self.window = model, error_rate, rng or random.Random(0), window
+
+    async def step(self, features: list[list[float]], tokens: list[int]) -> DraftStep:
+        context = [int(x) for x in features[-1] if x >= 0] + [tokens[-1]]
+        feature = self.model.feature(context)
+        token = self.model.row(tuple(context[-self.model.order:]))[0]
+        if self.rng.random() < self.error_rate:
+            token = (token + 1) % self.model.facts.vocab_size
+        return DraftStep(feature=feature, token=token, seconds=0.0)

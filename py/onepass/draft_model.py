@@ -1,0 +1,74 @@
+"""Drafting with a model: a small network that reads the target's own features and proposes, one token per
+small pass, what the target will write next.
+
+EAGLE's arrangement (Li et al., 2024): the target, in the pass that verifies, also returns its last hidden
+state at every position it reads (its *features*). The draft takes the feature at position i and the token at
+i + 1 and predicts the feature at i + 1, and from it the token at i + 2. It drafts autoregressively: each
+drafted token, with the feature the draft predicted for it, is the input of its next small pass. The draft
+here is stateless: each small pass re-reads the last ``window`` (feature, token) pairs, so nothing has to be
+rolled back when verification rejects a drafted token. Verification keeps the text exact whatever the draft
+proposes; a better draft only saves passes.
+"""
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class DraftStep:
+    """One small pass of the draft: after the last (feature, token) pair it was given."""
+
+    feature: list[float]  # its prediction of the target's feature at the last token's position
+    token: int  # its best guess of the token after that
+    seconds: float
+
+
+class DraftModel(Protocol):
+    window: int  # the most (feature, token) pairs one small pass reads
+
+    async def step(self, features: list[list[float]], tokens: list[int]) -> DraftStep:
+        """One small pass over ``features`` (at positions i .. i+n-1) and ``tokens`` (at i+1 .. i+n)."""
+
+
+class ModelDraft:
+    """A proposer (``drafted.Proposer``, awaited) that drafts ``gamma`` tokens with ``draft``.
+
+    The drafted loop hands it the target's features after every pass (``keep``); a proposal reads those of the
+    text so far, which the target has verified, and only its own predictions after them.
+    """
+
+    def __init__(self, draft: DraftModel, gamma: int):
+        if gamma < 1:
+            raise ValueError(f"a draft model proposes at least one token, got gamma={gamma}")
+        self.draft, self.gamma = draft, gamma
+        self.wanted = draft.window  # features the target returns per pass: what one small pass reads at most
+        self.features: dict[int, list[float]] = {}  # position -> the target's feature there
+        self.passes = 0  # the draft's small passes
+        self.seconds = 0.0  # ... and their time: the draft's cost, step 6's c against the target's passes
+
+    def keep(self, first: int, rows: list[list[float]]) -> None:
+        """The target's features at positions ``first``, ``first + 1``, ...; later passes overwrite the rows of
+        rejected tokens, and a proposal never reads past the text, so a stale row is never used."""
+        for offset, row in enumerate(rows):
+            self.features[first + offset] = row
+
+    async def __call__(self, text: list[int]) -> list[int]:
+        # The feature at position i pairs with the token at i + 1: the last known one is at len(text) - 2,
+        # since the text's last token (the target's own from the last pass) has not been read yet.
+        known = [p for p in range(max(0, len(text) - 1 - self.draft.window), len(text) - 1) if p in self.features]
+        if not known or known[-1] != len(text) - 2:
+            return []  # nothing to read yet (a one-token prompt): an ordinary pass
+        for stale in [p for p in self.features if p < known[0]]:
+            del self.features[stale]  # out of every later window
+        features = [self.features[p] for p in known]
+        tokens = [text[p + 1] for p in known]
+        proposal = []
+        for _ in range(self.gamma):
+            step = await self.draft.step(features[-self.draft.window:], tokens[-self.draft.window:])
+            self.passes += 1
+            self.seconds += step.seconds
+            proposal.append(step.token)
+            # Its own prediction of the feature at the last token's position, with the token it drafted after it.
+            features.append(step.feature)
+            tokens.append(step.token)
+        return proposal
