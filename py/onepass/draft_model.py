@@ -10,8 +10,12 @@ rolled back when verification rejects a drafted token. Verification keeps the te
 proposes; a better draft only saves passes.
 """
 
-from dataclasses import dataclass
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Protocol
+
+from .sampling import pick, tempered
 
 
 @dataclass(frozen=True)
@@ -21,6 +25,8 @@ class DraftStep:
     feature: list[float]  # its prediction of the target's feature at the last token's position
     token: int  # its best guess of the token after that
     seconds: float
+    ids: list[int] = field(default_factory=list)  # its most likely next tokens (full-vocabulary ids) ...
+    probs: list[float] = field(default_factory=list)  # ... and their probabilities: q, for sampling
 
 
 class DraftModel(Protocol):
@@ -53,6 +59,21 @@ class ModelDraft:
             self.features[first + offset] = row
 
     async def __call__(self, text: list[int]) -> list[int]:
+        """The draft's greedy proposal: its most likely token at every step."""
+        return [token for token, _ in await self.drafts(text, lambda step: (step.token, None))]
+
+    async def sample(self, text: list[int], temperature: float, rng: random.Random) -> list[tuple[int, dict]]:
+        """Each drafted token drawn from the draft's own distribution q at ``temperature``, with that q (as
+        ``{id: probability}``): what the speculative rule needs (``sampled.py``)."""
+        def choose(step: DraftStep) -> tuple[int, dict]:
+            q = tempered(step.ids, step.probs, temperature)
+            return pick(q, rng.random()), q
+
+        return await self.drafts(text, choose)
+
+    async def drafts(self, text: list[int], choose: Callable[[DraftStep], tuple[int, object]]) -> list[tuple]:
+        """Up to ``gamma`` small passes after ``text``; ``choose`` picks each drafted token from a step, as
+        ``(token, what else the caller keeps of the step)``."""
         # The feature at position i pairs with the token at i + 1: the last known one is at len(text) - 2,
         # since the text's last token (the target's own from the last pass) has not been read yet.
         known = [p for p in range(max(0, len(text) - 1 - self.draft.window), len(text) - 1) if p in self.features]
@@ -67,8 +88,9 @@ class ModelDraft:
             step = await self.draft.step(features[-self.draft.window:], tokens[-self.draft.window:])
             self.passes += 1
             self.seconds += step.seconds
-            proposal.append(step.token)
+            token, kept = choose(step)
+            proposal.append((token, kept))
             # Its own prediction of the feature at the last token's position, with the token it drafted after it.
             features.append(step.feature)
-            tokens.append(step.token)
+            tokens.append(token)
         return proposal

@@ -53,6 +53,21 @@ def draw(distribution: list[float], u: float) -> int:
     return max(i for i, weight in enumerate(distribution) if weight > 0)
 
 
+def tempered(ids: list[int], probs: list[float], temperature: float) -> dict[int, float]:
+    """``{id: probability}`` over ``ids``: ``probs`` raised to 1 / temperature, renormalised."""
+    if temperature <= 0:
+        raise ValueError(f"sampling needs a temperature above 0, got {temperature}")
+    weights = {token: prob ** (1.0 / temperature) for token, prob in zip(ids, probs) if prob > 0}
+    total = sum(weights.values())
+    return {token: weight / total for token, weight in weights.items()}
+
+
+def pick(distribution: dict[int, float], u: float) -> int:
+    """One id drawn from ``distribution`` with the uniform draw ``u``, in a fixed order of ids."""
+    ids = sorted(distribution)
+    return ids[draw([distribution[i] for i in ids], u)]
+
+
 @dataclass(frozen=True)
 class Step:
     drafted: int  # the token the draft proposed (drawn from q)

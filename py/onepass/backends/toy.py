@@ -91,11 +91,14 @@ class ToyModel:
         return ranked[0], topk, [weights[i] / total for i in topk], logits
 
 
+DRAFT_FLATTENING = 0.5  # the toy draft's q: the toy's top k with its peaks flattened, so q differs from p
+
+
 class ToyDraft:
     """A draft model for the toy (``draft_model.DraftModel``): from the toy's features (its contexts) it knows
     the toy's next token exactly, and spoils each with probability ``error_rate`` (a wrong id instead). With
     0 every drafted token must be accepted, which proves that features and tokens line up in the drafted loop;
-    with 1 none can be."""
+    with 1 none can be. For sampling, its q is the toy's top k flattened (``DRAFT_FLATTENING``)."""
 
     def __init__(self, model: ToyModel, error_rate: float = 0.0, rng: random.Random | None = None,
                  window: int = 4):
@@ -104,7 +107,9 @@ class ToyDraft:
     async def step(self, features: list[list[float]], tokens: list[int]) -> DraftStep:
         context = [int(x) for x in features[-1] if x >= 0] + [tokens[-1]]
         feature = self.model.feature(context)
-        token = self.model.row(tuple(context[-self.model.order:]))[0]
+        token, ids, probs, _ = self.model.row(tuple(context[-self.model.order:]))
         if self.rng.random() < self.error_rate:
             token = (token + 1) % self.model.facts.vocab_size
-        return DraftStep(feature=feature, token=token, seconds=0.0)
+        weights = [prob ** DRAFT_FLATTENING for prob in probs]
+        return DraftStep(feature=feature, token=token, seconds=0.0, ids=list(ids),
+                         probs=[weight / sum(weights) for weight in weights])

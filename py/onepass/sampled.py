@@ -1,0 +1,92 @@
+"""Sampled generation, plain and drafted: the speculative sampling rule run end to end.
+
+Sampling here is top-k sampling: each token is drawn from the model's k most likely next tokens (the export's
+``top_k``), their probabilities raised to 1 / temperature and renormalised. That distribution is the target p
+of every position. Plain sampling draws one token per pass from it. Drafted sampling lets the draft model draw
+gamma tokens from its own q (its most likely tokens, tempered the same way), then one pass of the target gives
+p after the text and after each drafted token, and the rule of ``sampling.py`` keeps or replaces them in
+order: accept x if p(x) >= q(x), else with probability p(x) / q(x); at the first rejection draw from the
+normalised remainder max(0, p - q) and stop; if every drafted token is kept, draw one more from the last p.
+Each kept token then follows p exactly, given the text before it, so whole drafted runs follow the same
+distribution as plain ones: ``tests/test_onepass_sampled*.py`` test that over the first tokens of many runs,
+and that a wrong rule (always accept) fails the same test.
+
+Randomness is passed in (``rng``), as everywhere in the lesson's code.
+"""
+
+import random
+from collections.abc import Callable
+
+from .draft_model import ModelDraft
+from .drafted import cut_draft
+from .greedy import check_request
+from .sampling import accept, draw, pick, remainder, tempered
+from .seam import Model
+from .trace import PassRecord, Run
+from .verification import until_end
+
+Rule = Callable[[float, float, float], bool]  # p(x), q(x), a uniform draw -> keep x
+
+
+def replacement(p: dict[int, float], q: dict[int, float], u: float) -> int:
+    """The rule's draw after a rejection: from max(0, p - q), normalised, over every id either gives."""
+    ids = sorted(set(p) | set(q))
+    return ids[draw(remainder([p.get(i, 0.0) for i in ids], [q.get(i, 0.0) for i in ids]), u)]
+
+
+async def sample(model: Model, prompt: list[int], max_new: int, temperature: float, rng: random.Random) -> Run:
+    """Plain sampling: one pass, one token drawn from p, repeat."""
+    check_request(prompt, max_new)
+    session = model.session()
+    text, passes, stop = list(prompt), [], "max_new"
+    while len(text) - len(prompt) < max_new:
+        start, fed = session.length, text[session.length:]
+        result = await session.forward(fed, rows_from=len(fed) - 1)
+        token = pick(tempered(result.topk_ids[-1], result.topk_probs[-1], temperature), rng.random())
+        passes.append(PassRecord(start=start, fed=fed, draft=[], predicted=result.argmax, accepted=0, token=token,
+                                 added=[token], seconds=result.seconds))
+        text.append(token)
+        if token in model.facts.eos_ids:
+            stop = "eos"
+            break
+    return Run(mode="sample", kv_cache=True, prompt=list(prompt), tokens=text[len(prompt):], stop=stop, passes=passes)
+
+
+async def sample_drafted(model: Model, prompt: list[int], propose: ModelDraft, max_new: int, temperature: float,
+                         rng: random.Random, rule: Rule = accept) -> Run:
+    """Drafted sampling with a draft model: its drawn tokens kept or replaced by the speculative rule
+    (``rule``: the lesson's, unless a test hands in a wrong one)."""
+    check_request(prompt, max_new)
+    eos_ids = model.facts.eos_ids
+    session = model.session()
+    text, passes, stop = list(prompt), [], "max_new"
+    while len(text) - len(prompt) < max_new:
+        room = max_new - (len(text) - len(prompt))
+        drafts = await propose.sample(text, temperature, rng)
+        draft = cut_draft([token for token, _ in drafts], room, eos_ids)
+        start, fed = session.length, text[session.length:] + draft
+        hidden = min(len(fed), propose.wanted + len(draft))
+        result = await session.forward(fed, rows_from=len(fed) - len(draft) - 1, hidden=hidden)
+        propose.keep(start + len(fed) - hidden, result.hidden)
+        p = [tempered(ids, probs, temperature) for ids, probs in zip(result.topk_ids, result.topk_probs)]
+        kept = []
+        for j, token in enumerate(draft):
+            q = drafts[j][1]
+            if rule(p[j].get(token, 0.0), q[token], rng.random()):
+                kept.append(token)
+                continue
+            kept.append(replacement(p[j], q, rng.random()))
+            break
+        else:
+            kept.append(pick(p[len(draft)], rng.random()))  # every drafted token kept: one more from the last p
+        accepted = len(kept) - 1
+        session.rollback(len(text) + accepted)
+        added = until_end(kept, eos_ids)
+        passes.append(PassRecord(start=start, fed=fed, draft=draft, predicted=result.argmax, accepted=accepted,
+                                 token=kept[-1], added=added, seconds=result.seconds))
+        text += added
+        if added[-1] in eos_ids:
+            stop = "eos"
+            break
+    return Run(mode="sample-draft", kv_cache=True, prompt=list(prompt), tokens=text[len(prompt):], stop=stop,
+               passes=passes)
