@@ -115,8 +115,9 @@ class NativeModel:
 
 
 def target_identity(manifest: dict) -> str:
-    """What a draft names its target by: the sha256 of the graph the runtimes load."""
-    return next(entry["sha256"] for entry in manifest["files"] if entry["name"] == manifest["graph"])
+    """What a draft names its target by, as the site names a model (``hooks/model.py``): its files' sha256, in
+    order."""
+    return manifest.get("identity") or ":".join(entry["sha256"] for entry in manifest["files"])
 
 
 class DraftUnavailable(Exception):
