@@ -1,0 +1,102 @@
+"""The draft model natively, beside one token at a time and prompt lookup: acceptance per draft position, the
+draft's cost c and the speed-up on the wall clock, on the held-out chat prompts and on step 5's examples.
+
+    .venv/bin/python -m benchmarks.bench_draft [--source default] [--draft DIR] [--threads 2] [--max-new 64]
+                                               [--gammas 2,3,4,5] [--every 1]
+
+The prompts are ``benchmarks/draft_prompts.json`` (written for the benchmark, kept out of the draft's training
+data by tests/test_draft.py). Every mode's text is checked against one at a time on every prompt. Prints one
+JSON object with the issue's targets beside the figures; asserts nothing. Run it on a quiet machine: the
+figures are wall-clock ratios measured side by side in one run, but a busy CPU moves them.
+"""
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from model_export.build import build
+from onepass.backends.native import NativeDraft, NativeModel
+from onepass.backends.tokenizer import NativeTokenizer
+from onepass.examples import EXAMPLES, chat
+from onepass.exactness import compare, summarize
+
+PROMPTS = Path(__file__).with_name("draft_prompts.json")
+TARGETS = {"alpha_mean": 0.6, "native_speedup": 1.8, "tab_speedup": 1.3, "examples_never_slower": True}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", default="default")
+    parser.add_argument("--draft", type=Path, help="a draft folder (default: python -m draft's for the export)")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--max-new", type=int, default=64)
+    parser.add_argument("--gammas", default="", help="draft lengths to compare (default: the draft's own)")
+    parser.add_argument("--every", type=int, default=1, help="every N-th held-out prompt only")
+    args = parser.parse_args()
+
+    export = build(args.source, log=lambda message: print(message, file=sys.stderr))
+    folder = args.draft or _built_draft(export)
+    model, tokenizer = NativeModel(export, args.threads), NativeTokenizer(export)
+    draft = NativeDraft(folder, args.threads, target=model.manifest)
+    gammas = [int(g) for g in args.gammas.split(",") if g] or [int(draft.manifest.get("gamma", 4))]
+    prompts = [tokenizer.encode(chat(text)) for text in json.loads(PROMPTS.read_text())][::args.every]
+    examples = {example.key: tokenizer.encode(example.prompt) for example in EXAMPLES}
+    asyncio.run(_warm_up(model, draft, prompts[0]))
+
+    figures = {"model": model.facts.name, "draft": {k: draft.manifest.get(k) for k in
+                                                    ("design", "window", "parameters", "readout_size")},
+               "threads": args.threads, "max_new": args.max_new, "prompts": len(prompts), "targets": TARGETS,
+               "held_out": {}, "examples": {}}
+    for gamma in gammas:
+        modes = [("lookup", True), ("draft", True)]
+        outcomes = []
+        for index, prompt in enumerate(prompts):
+            outcomes += asyncio.run(compare(model, index, prompt, args.max_new, modes, draft=draft, gamma=gamma))
+            print(f"\rgamma {gamma}: {index + 1}/{len(prompts)} prompts", end="", file=sys.stderr)
+        print(file=sys.stderr)
+        figures["held_out"][f"gamma_{gamma}"] = _rows(summarize(outcomes))
+    best = max(gammas, key=lambda g: figures["held_out"][f"gamma_{g}"]["draft"]["speedup"])
+    for key, prompt in examples.items():
+        outcomes = asyncio.run(compare(model, 0, prompt, args.max_new, [("lookup", True), ("draft", True)],
+                                       draft=draft, gamma=best))
+        figures["examples"][key] = _rows(summarize(outcomes))
+    held = figures["held_out"][f"gamma_{best}"]["draft"]
+    figures["summary"] = {
+        "best_gamma": best, "alpha_mean": held["alpha"], "alpha_per_position": held["alpha_per_position"],
+        "native_c": held["c"], "native_speedup": held["speedup"], "lookup_speedup":
+            figures["held_out"][f"gamma_{best}"]["lookup"]["speedup"],
+        "identical_everywhere": all(row["identical"] == row["prompts"] for run in
+                                    [*figures["held_out"].values(), *figures["examples"].values()]
+                                    for row in run.values()),
+        "examples_never_slower": all(run["draft"]["speedup"] >= 1.0 for run in figures["examples"].values()),
+    }
+    print(json.dumps(figures, indent=1))
+
+
+def _built_draft(export: Path) -> Path:
+    from draft.build import build as build_draft
+
+    return build_draft(export, log=lambda message: print(message, file=sys.stderr))
+
+
+async def _warm_up(model, draft, prompt) -> None:
+    await compare(model, 0, prompt, 4, [("draft", True)], draft=draft, gamma=2)
+
+
+def _rows(summary: list[dict]) -> dict:
+    rows = {}
+    for row in summary:
+        rows[row["mode"]] = {
+            "prompts": row["prompts"], "identical": row["identical"], "tokens_per_pass": round(row["tokens_per_pass"], 3),
+            "seconds": round(row["seconds"], 2), "greedy_seconds": round(row["greedy_seconds"], 2),
+            "speedup": round(row["speedup"], 3), "alpha": round(row.get("alpha") or 0.0, 3),
+            "alpha_per_position": [round(found["alpha"], 3) for found in row.get("acceptance", [])],
+            **({"c": round(row["c"], 4), "draft_passes": row["draft_passes"]} if row.get("c") is not None else {}),
+        }
+    return rows
+
+
+if __name__ == "__main__":
+    main()
