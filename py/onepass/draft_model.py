@@ -32,8 +32,9 @@ class DraftStep:
 class DraftModel(Protocol):
     window: int  # the most (feature, token) pairs one small pass reads
 
-    async def step(self, features: list[list[float]], tokens: list[int]) -> DraftStep:
-        """One small pass over ``features`` (at positions i .. i+n-1) and ``tokens`` (at i+1 .. i+n)."""
+    async def step(self, features: list[list[float]], tokens: list[int], *, sampling: bool = False) -> DraftStep:
+        """One small pass over ``features`` (at positions i .. i+n-1) and ``tokens`` (at i+1 .. i+n); with
+        ``sampling``, the step carries the draft's most likely tokens and their probabilities too."""
 
 
 class ModelDraft:
@@ -60,7 +61,7 @@ class ModelDraft:
 
     async def __call__(self, text: list[int]) -> list[int]:
         """The draft's greedy proposal: its most likely token at every step."""
-        return [token for token, _ in await self.drafts(text, lambda step: (step.token, None))]
+        return [token for token, _ in await self.drafts(text, lambda step: (step.token, None), sampling=False)]
 
     async def sample(self, text: list[int], temperature: float, rng: random.Random) -> list[tuple[int, dict]]:
         """Each drafted token drawn from the draft's own distribution q at ``temperature``, with that q (as
@@ -69,9 +70,10 @@ class ModelDraft:
             q = tempered(step.ids, step.probs, temperature)
             return pick(q, rng.random()), q
 
-        return await self.drafts(text, choose)
+        return await self.drafts(text, choose, sampling=True)
 
-    async def drafts(self, text: list[int], choose: Callable[[DraftStep], tuple[int, object]]) -> list[tuple]:
+    async def drafts(self, text: list[int], choose: Callable[[DraftStep], tuple[int, object]],
+                     sampling: bool) -> list[tuple]:
         """Up to ``gamma`` small passes after ``text``; ``choose`` picks each drafted token from a step, as
         ``(token, what else the caller keeps of the step)``."""
         # The feature at position i pairs with the token at i + 1: the last known one is at len(text) - 2,
@@ -85,7 +87,7 @@ class ModelDraft:
         tokens = [text[p + 1] for p in known]
         proposal = []
         for _ in range(self.gamma):
-            step = await self.draft.step(features[-self.draft.window:], tokens[-self.draft.window:])
+            step = await self.draft.step(features[-self.draft.window:], tokens[-self.draft.window:], sampling=sampling)
             self.passes += 1
             self.seconds += step.seconds
             token, kept = choose(step)

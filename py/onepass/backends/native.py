@@ -24,6 +24,7 @@ from ..seam import Facts, Pass
 from .sessions import CachedSession, UncachedSession
 
 THREADS = 2
+TOP_K = 10  # a draft's q for sampling: its most likely tokens, as many as the target's top k
 
 
 class NativeModel:
@@ -134,15 +135,24 @@ class NativeDraft:
             raise DraftUnavailable(f"the draft in {folder} was trained for another model "
                                    f"({self.manifest['target'].get('name')})")
         self.window = int(self.manifest["window"])
+        self.top_k = int(self.manifest.get("top_k", TOP_K))
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         self.onnx = ort.InferenceSession(str(folder / self.manifest.get("graph", "draft.onnx")), options,
                                          providers=["CPUExecutionProvider"])
 
-    async def step(self, features: list[list[float]], tokens: list[int]) -> DraftStep:
+    async def step(self, features: list[list[float]], tokens: list[int], *, sampling: bool = False) -> DraftStep:
+        """One small pass; for ``sampling`` also its ``top_k`` most likely tokens and their probabilities (q)."""
         feeds = {"features": np.array([features], np.float32), "tokens": np.array([tokens], np.int64)}
         began = time.perf_counter()
-        feature, argmax = self.onnx.run(["feature", "argmax"], feeds)
+        if not sampling:
+            feature, argmax = self.onnx.run(["feature", "argmax"], feeds)
+            return DraftStep(feature=feature[0, -1].tolist(), token=int(argmax[0, -1]),
+                             seconds=time.perf_counter() - began)
+        feature, argmax, probs, vocab = self.onnx.run(["feature", "argmax", "probs", "vocab"], feeds)
         seconds = time.perf_counter() - began
-        return DraftStep(feature=feature[0, -1].tolist(), token=int(argmax[0, -1]), seconds=seconds)
+        last = probs[0, -1]
+        top = np.argsort(-last, kind="stable")[:self.top_k]
+        return DraftStep(feature=feature[0, -1].tolist(), token=int(argmax[0, -1]), seconds=seconds,
+                         ids=vocab[top].tolist(), probs=last[top].tolist())

@@ -104,7 +104,7 @@ class ToyDraft:
                  window: int = 4):
         self.model, self.error_rate, self.rng, self.window = model, error_rate, rng or random.Random(0), window
 
-    async def step(self, features: list[list[float]], tokens: list[int]) -> DraftStep:
+    async def step(self, features: list[list[float]], tokens: list[int], *, sampling: bool = False) -> DraftStep:
         context = [int(x) for x in features[-1] if x >= 0] + [tokens[-1]]
         feature = self.model.feature(context)
         token, ids, probs, _ = self.model.row(tuple(context[-self.model.order:]))

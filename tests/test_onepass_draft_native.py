@@ -1,0 +1,96 @@
+"""The draft model's whole path natively, on the tiny export and its tiny draft (``python -m draft``'s build):
+the target's features reach the ONNX draft, drafted text equals greedy text in both cache modes, the command
+line drafts with it, and drafted sampling follows plain sampling over whole runs.
+
+The tiny draft is trained on a random-weight model, so it is rarely right: these tests prove the path and
+the exactness, never the acceptance (``benchmarks/bench_draft.py`` measures that on the real model).
+"""
+
+import asyncio
+import json
+import random
+from collections import Counter
+
+import pytest
+
+from onepass.backends.native import DraftUnavailable, NativeDraft
+from onepass.chisquare import two_samples
+from onepass.cli import main
+from onepass.draft_model import ModelDraft
+from onepass.exactness import compare, summarize
+from onepass.sampled import sample, sample_drafted
+from tests.conftest import ids_of
+
+PROMPTS = ["The capital of France is", "def add(a, b):\n    return", "Once upon a time there was", "1, 2, 3,"]
+RUNS = 10_000  # issue 25: at least 10,000 runs of each kind natively on the tiny model
+
+
+@pytest.fixture(scope="module")
+def tiny_draft(tiny_export):
+    from draft.build import build
+
+    return build(tiny_export, log=lambda message: None)
+
+
+@pytest.fixture(scope="module")
+def draft_model(tiny_draft, tiny_model):
+    return NativeDraft(tiny_draft, target=tiny_model.manifest)
+
+
+def test_drafting_with_the_tiny_draft_is_greedy_in_both_cache_modes(tiny_model, tiny_export, draft_model):
+    outcomes = []
+    for index, text in enumerate(PROMPTS):
+        for gamma in (1, 3, 6):
+            outcomes += asyncio.run(compare(tiny_model, index, ids_of(tiny_export, text), 24,
+                                            [("draft", True), ("draft", False)], draft=draft_model, gamma=gamma))
+    rows = summarize(outcomes)
+    assert all(row["share"] == 1.0 for row in rows), rows
+    assert all(row["draft_passes"] > 0 and row["c"] > 0 for row in rows)
+
+
+def test_a_draft_for_another_model_is_refused(tiny_draft, tmp_path):
+    with pytest.raises(DraftUnavailable, match="another model"):
+        NativeDraft(tiny_draft, target={"files": [{"sha256": "0" * 64}]})
+    with pytest.raises(DraftUnavailable, match="no draft.json"):
+        NativeDraft(tmp_path)
+
+
+def test_the_command_line_drafts_with_it(tiny_export, tiny_draft, capsys, tmp_path):
+    assert main(["run", "--model", str(tiny_export), "--text", "The capital of France is", "--mode", "draft",
+                 "--draft", str(tiny_draft), "--max-new", "8", "--gamma", "3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["draft"]["gamma"] == 3 and out["draft"]["passes"] > 0 and len(out["run"]["tokens"]) == 8
+    prompts = tmp_path / "prompts.json"
+    prompts.write_text(json.dumps(PROMPTS[:2]))
+    assert main(["exactness", "--model", str(tiny_export), "--prompts", str(prompts), "--max-new", "8",
+                 "--proposers", "lookup,draft", "--draft", str(tiny_draft), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    for row in summary["modes"]:
+        assert row["share"] == 1.0 and row["seconds"] > 0 and row["greedy_seconds"] > 0
+    assert "acceptance" in next(row for row in summary["modes"] if row["mode"] == "draft")
+    assert main(["run", "--model", str(tiny_export), "--text", "x", "--mode", "draft"]) == 2  # no --draft
+
+
+def first_tokens(model, prompt, draft, seed: int, drafted: bool, rule=None) -> Counter:
+    rng, counts = random.Random(seed), Counter()
+    for _ in range(RUNS):
+        if drafted:
+            run = sample_drafted(model, prompt, ModelDraft(draft, gamma=2), 3, 1.0, rng,
+                                 **({"rule": rule} if rule else {}))
+        else:
+            run = sample(model, prompt, 3, 1.0, rng)
+        counts[tuple(asyncio.run(run).tokens)] += 1
+    return counts
+
+
+@pytest.mark.slow
+def test_drafted_sampling_follows_plain_sampling_over_whole_runs(tiny_model, tiny_export, draft_model):
+    """The first three tokens of 10,000 runs each: drafted with the tiny draft's real q, and plain; then the
+    same test with a rule that accepts every drafted token must fail."""
+    prompt = ids_of(tiny_export, "The capital of France is")
+    plain = first_tokens(tiny_model, prompt, draft_model, 1, drafted=False)
+    drafted = first_tokens(tiny_model, prompt, draft_model, 2, drafted=True)
+    verdict = two_samples(plain, drafted)
+    assert verdict.dof > 20 and verdict.p_value > 0.01, verdict
+    wrong = first_tokens(tiny_model, prompt, draft_model, 3, drafted=True, rule=lambda p, q, u: True)
+    assert two_samples(plain, wrong).p_value < 1e-6
