@@ -1,34 +1,49 @@
-"""Self-distillation data: what the target writes, and what it predicts at every position of a text.
+"""Self-distillation data from the shipped int8 target (``target.Target``): what it writes, what it predicts.
 
-Two kinds of text, each tokenised with the target's own tokenizer:
+Texts, each tokenised with the target's own tokenizer, each say where it comes from and under what licence:
 
-- chat: the target's greedy answers to ``instructions.instructions()`` in Qwen's chat format;
-- code and prose: Python's own standard library sources on this machine (their docstrings and comments are
-  the prose), under the Python Software Foundation licence (``LICENSE.txt`` beside them).
+- ``chat``: the target's greedy answers to ``instructions.instructions()`` (this repository's own text) in
+  Qwen's chat format (``onepass.examples.chat``), decoded in batches;
+- ``code``: Python's standard library sources on this machine (``sysconfig``'s stdlib folder, Python Software
+  Foundation License 2.0, its ``LICENSE.txt``), each piece put in a chat turn as the assistant's answer to a
+  request for that module, so the target reads it in the state it writes code for a reader;
+- ``docs``: the reference documentation shipped inside the standard library (``pydoc_data/topics.py``, the
+  text ``help()`` shows; the same licence), in a chat turn as the answer to a question about the topic.
 
-For every sequence the target is run once, teacher-forced, and gives at each position its final hidden state
-(after the last norm, the input of its output layer) and its argmax: the labels are the target's own choices,
-never the text's. The draft learns to predict the model, not the corpus.
+For every text the target gives, at each position, its feature (the ``hidden`` output) and its argmax: the
+labels are always the target's own choices, never the text's. The draft learns to predict the model.
 """
 
+import ast
 import sysconfig
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import torch
+import numpy as np
 from onepass.examples import chat
 
+from .instructions import instructions
+from .target import Target
+
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
+SOURCES = {
+    "chat": "the target's greedy answers to draft/instructions.py (this repository's text, its licence)",
+    "code": f"Python {'.'.join(STDLIB.name.removeprefix('python').split('.'))} standard library sources "
+            "(Python Software Foundation License 2.0)",
+    "docs": "Python's pydoc_data/topics.py reference text (Python Software Foundation License 2.0)",
+}
 
 
 @dataclass
 class Sequences:
-    """Token sequences with, per position, the target's final hidden state and its next-token choice."""
+    """Token sequences with, per position, the target's feature and its next-token choice."""
 
-    ids: list[torch.Tensor]  # int64 [T] each
-    hidden: list[torch.Tensor]  # float16 [T, d] each
-    argmax: list[torch.Tensor]  # int64 [T] each: the target's prediction after each position
-    prompt_lengths: list[int]  # the chat prompt's tokens (0 for plain text): answers start there
+    ids: list[np.ndarray] = field(default_factory=list)  # int64 [T] each
+    hidden: list[np.ndarray] = field(default_factory=list)  # float16 [T, d] each: the target's feature at t
+    argmax: list[np.ndarray] = field(default_factory=list)  # int64 [T] each: the target's choice after t
+    kinds: list[str] = field(default_factory=list)  # which of ``SOURCES``
+    starts: list[int] = field(default_factory=list)  # where the answer starts (after the chat prompt)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -36,86 +51,110 @@ class Sequences:
     def tokens(self) -> int:
         return sum(len(ids) for ids in self.ids)
 
+    def add(self, ids, argmax, hidden, kind: str, start: int) -> None:
+        self.ids.append(np.asarray(ids, np.int64))
+        self.argmax.append(np.asarray(argmax, np.int64))
+        self.hidden.append(np.asarray(hidden, np.float16))
+        self.kinds.append(kind)
+        self.starts.append(start)
 
-@torch.no_grad()
-def greedy_answers(model, tokenizer, prompts: list[str], max_new: int, batch: int = 8) -> list[list[int]]:
-    """The target's greedy continuation of each prompt (token ids, prompt excluded), batched with left padding."""
-    tokenizer.padding_side = "left"
-    out = []
-    for i in range(0, len(prompts), batch):
-        enc = tokenizer(prompts[i:i + batch], return_tensors="pt", padding=True, add_special_tokens=False)
-        gen = model.generate(**enc, max_new_tokens=max_new, do_sample=False, pad_token_id=tokenizer.pad_token_id)
-        for row in gen[:, enc["input_ids"].shape[1]:].tolist():
-            out.append([t for t in row if t != tokenizer.pad_token_id])
-    return out
+    def counts(self) -> dict:
+        return {kind: sum(len(i) for i, k in zip(self.ids, self.kinds) if k == kind) for kind in SOURCES}
 
 
-@torch.no_grad()
-def teacher_forced(model, sequences: list[list[int]], batch: int = 8, rows: int = 4096) -> tuple[list, list]:
-    """Each sequence's final hidden states (float16) and the target's argmax after every position."""
-    hidden, argmax = [], []
-    head = model.get_output_embeddings().weight
-    for i in range(0, len(sequences), batch):
-        group = sequences[i:i + batch]
-        width = max(len(s) for s in group)
-        ids = torch.zeros(len(group), width, dtype=torch.long)
-        mask = torch.zeros(len(group), width, dtype=torch.long)
-        for j, s in enumerate(group):
-            ids[j, :len(s)], mask[j, :len(s)] = torch.tensor(s), 1
-        states = model.model(input_ids=ids, attention_mask=mask).last_hidden_state
-        for j, s in enumerate(group):
-            h = states[j, :len(s)]
-            # The output layer over the whole vocabulary, a few thousand rows at a time.
-            best = torch.cat([(h[k:k + rows] @ head.T).argmax(-1) for k in range(0, len(s), rows)])
-            hidden.append(h.half())
-            argmax.append(best)
-    return hidden, argmax
+def encode(tokenizer, text: str) -> list[int]:
+    """``tokenizer`` is the export's own ``tokenizers.Tokenizer`` (its tokenizer.json)."""
+    return tokenizer.encode(text, add_special_tokens=False).ids
 
 
-def stdlib_chunks(tokenizer, count: int, length: int, skip: int = 0) -> list[list[int]]:
-    """``count`` token chunks of ``length`` from the standard library's sources, every file in a fixed order."""
-    files = sorted(p for p in STDLIB.glob("*.py"))
-    chunks = []
-    for path in files[skip:]:
-        ids = tokenizer(path.read_text(errors="replace"), add_special_tokens=False)["input_ids"]
-        chunks += [ids[k:k + length] for k in range(0, len(ids) - length + 1, length)][:2]
-        if len(chunks) >= count:
+def chat_answers(target: Target, tokenizer, prompts: list[str], max_new: int, batch: int, into: Sequences,
+                 kind: str = "chat") -> None:
+    """The target's greedy answers to ``prompts``, decoded ``batch`` at a time (prompts of like length together)."""
+    encoded = [encode(tokenizer, chat(p)) for p in prompts]
+    order = sorted(range(len(encoded)), key=lambda i: (len(encoded[i]), i))
+    for i in range(0, len(order), batch):
+        group = [encoded[j] for j in order[i:i + batch]]
+        for prompt, (ids, argmax, hidden) in zip(group, target.greedy(group, max_new)):
+            into.add(ids, argmax, hidden, kind, len(prompt))
+
+
+def code_pieces(tokenizer, tokens: int, length: int) -> list[tuple[str, str]]:
+    """(request, code) pairs of about ``length`` tokens from the standard library, spread over its modules in a
+    fixed order until ``tokens`` are reached: each module's first piece after its docstring."""
+    files = sorted(STDLIB.glob("*.py"))
+    # A fixed stride through the sorted files visits modules of every kind, not just the a's.
+    stride = 7
+    visit = [files[(k * stride) % len(files)] for k in range(len(files))]
+    pieces, total = [], 0
+    for path in visit:
+        text = path.read_text(errors="replace")
+        try:
+            body = ast.parse(text).body
+        except SyntaxError:
+            continue
+        begin = body[1].lineno - 1 if len(body) > 1 and isinstance(body[0], ast.Expr) else 0
+        lines = text.splitlines()[begin:]
+        ids = encode(tokenizer, "\n".join(lines))[:length]
+        if len(ids) < length // 2:
+            continue
+        code = tokenizer.decode(ids)
+        pieces.append((f"Show me the start of Python's {path.stem} module.", f"```python\n{code}\n```"))
+        total += len(ids)
+        if total >= tokens:
             break
-    return chunks[:count]
+    return pieces
 
 
-def written_tokens(tokenizer, data: Sequences, size: int, vocab: int, text_files: int = 400) -> torch.Tensor:
-    """The readout's vocabulary: the ``size`` tokens the target writes most (its own choices in ``data``), then, to
-    fill the list, those most frequent in the standard library's text (tokenising is cheap; passes are not)."""
-    counts = torch.bincount(torch.cat(data.argmax), minlength=vocab).double()
-    text = torch.zeros(vocab, dtype=torch.float64)
-    for path in sorted(STDLIB.glob("*.py"))[:text_files]:
-        ids = tokenizer(path.read_text(errors="replace"), add_special_tokens=False)["input_ids"]
-        text += torch.bincount(torch.tensor(ids, dtype=torch.long), minlength=vocab).double()
-    # The target's choices first; the text's counts, each below one choice, only order the rest.
-    score = counts + text / (text.max() + 1)
-    return score.argsort(descending=True)[:size].sort().values
+def doc_pieces(tokenizer, tokens: int, length: int) -> list[tuple[str, str]]:
+    """(question, answer) pairs from pydoc's topics, in sorted order of topic, each cut to ``length`` tokens."""
+    from pydoc_data.topics import topics
+
+    pieces, total = [], 0
+    for name in sorted(topics):
+        ids = encode(tokenizer, topics[name].strip())[:length]
+        if len(ids) < length // 4:
+            continue
+        pieces.append((f"What does Python's documentation say about {name}?", tokenizer.decode(ids)))
+        total += len(ids)
+        if total >= tokens:
+            break
+    return pieces
 
 
-def chat_data(model, tokenizer, prompts: list[str], max_new: int = 128) -> Sequences:
-    """The target's greedy answers to ``prompts`` (chat format added here), and its pass over each whole exchange."""
-    prompts = [chat(p) for p in prompts]
-    prompt_ids = [tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
-    answers = greedy_answers(model, tokenizer, prompts, max_new)
-    sequences = [p + a for p, a in zip(prompt_ids, answers)]
-    hidden, argmax = teacher_forced(model, sequences)
-    return Sequences(ids=[torch.tensor(s) for s in sequences], hidden=hidden, argmax=argmax,
-                     prompt_lengths=[len(p) for p in prompt_ids])
+def teacher_forced(target: Target, tokenizer, pairs: list[tuple[str, str]], kind: str, into: Sequences) -> None:
+    """The target's pass over each (request, answer) chat exchange."""
+    for request, answer in pairs:
+        prompt = encode(tokenizer, chat(request))
+        ids = prompt + encode(tokenizer, answer)
+        argmax, hidden = target.teacher_forced(ids)
+        into.add(ids, argmax, hidden, kind, len(prompt))
 
 
-def text_data(model, tokenizer, chunks: int, length: int = 256) -> Sequences:
-    """The target's pass over ``chunks`` pieces of the standard library's sources."""
-    sequences = stdlib_chunks(tokenizer, chunks, length)
-    hidden, argmax = teacher_forced(model, sequences)
-    return Sequences(ids=[torch.tensor(s) for s in sequences], hidden=hidden, argmax=argmax,
-                     prompt_lengths=[0] * len(sequences))
+@dataclass(frozen=True)
+class Plan:
+    """How much of each text to make: the chat answers cost one pass per token (batched), the rest one per text."""
+
+    instructions: int  # how many of ``instructions()`` (all: -1)
+    max_new: int
+    batch: int
+    code_tokens: int
+    doc_tokens: int
+    length: int  # tokens per code or docs piece
 
 
-def join(*parts: Sequences) -> Sequences:
-    return Sequences(ids=[x for p in parts for x in p.ids], hidden=[x for p in parts for x in p.hidden],
-                     argmax=[x for p in parts for x in p.argmax], prompt_lengths=[x for p in parts for x in p.prompt_lengths])
+def make(target: Target, tokenizer, plan: Plan, log=print) -> tuple[Sequences, dict]:
+    """The data of ``plan``, and how long each part took."""
+    data, seconds = Sequences(), {}
+    prompts = instructions()
+    prompts = prompts if plan.instructions < 0 else prompts[:plan.instructions]
+    began = time.perf_counter()
+    chat_answers(target, tokenizer, prompts, plan.max_new, plan.batch, data)
+    seconds["chat"] = time.perf_counter() - began
+    log(f"draft data: chat {data.counts()['chat']} tokens in {seconds['chat']:.0f} s")
+    for kind, pieces in (("code", code_pieces(tokenizer, plan.code_tokens, plan.length)),
+                         ("docs", doc_pieces(tokenizer, plan.doc_tokens, plan.length))):
+        began = time.perf_counter()
+        teacher_forced(target, tokenizer, pieces, kind, data)
+        seconds[kind] = time.perf_counter() - began
+        log(f"draft data: {kind} {data.counts()[kind]} tokens in {seconds[kind]:.0f} s")
+    return data, seconds

@@ -1,75 +1,117 @@
-"""Fitting a draft design to the self-distillation data (``data.Sequences``), deterministically from a seed."""
+"""Fitting a draft design to the self-distillation data (``data.Sequences``), deterministically from a seed.
+
+EAGLE's recipe (Li et al., 2024): regression of the predicted feature onto the target's, plus cross-entropy of
+its readout against the target's own next token, with uniform noise on the input features so the layer learns
+to read features that are a little off, as its own will be. Draft positions 2+ are fed the draft's own
+features, so training unrolls ``steps`` draft steps (the training-time test of HASS and EAGLE-3): every row is
+trained as the first, the second, ... step of a round, over the window the drafted loop would feed it.
+"""
 
 import random
+from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch.nn import functional as F
 
 from .data import Sequences
 from .heads import Eagle, Medusa
 
-NOISE = 0.2  # EAGLE's uniform noise on the input features, as a fraction of their typical size
+
+@dataclass(frozen=True)
+class Recipe:
+    epochs: int = 2
+    lr: float = 1e-3
+    batch: int = 8  # chunks per step
+    length: int = 256  # rows per chunk
+    steps: int = 2  # draft steps unrolled in training
+    noise: float = 0.2  # uniform noise on the input features, as a fraction of their mean magnitude
+    ce_weight: float = 0.5
 
 
-def _batches(data: Sequences, batch: int, rng: random.Random):
-    order = list(range(len(data)))
-    rng.shuffle(order)
-    for i in range(0, len(order), batch):
-        yield order[i:i + batch]
+def chunks(data: Sequences, length: int) -> list[tuple[int, int]]:
+    """(sequence, first row) of every training chunk: each sequence cut into pieces of at most ``length`` rows."""
+    return [(i, start) for i, ids in enumerate(data.ids) for start in range(0, len(ids) - 1, length)]
 
 
 def _pad(rows: list[torch.Tensor], value=0) -> torch.Tensor:
     return torch.nn.utils.rnn.pad_sequence(rows, batch_first=True, padding_value=value)
 
 
-def eagle_loss(model: Eagle, data: Sequences, items: list[int], noise: float, generator: torch.Generator):
-    """Regression to the target's next feature plus cross-entropy on its next token, every position at once."""
-    feats = _pad([data.hidden[i][:-1].float() for i in items])
-    tokens = _pad([data.ids[i][1:] for i in items])
-    wanted = _pad([data.hidden[i][1:].float() for i in items])
-    labels = _pad([model.readout.index[data.argmax[i][1:]] for i in items], value=-1)
+def eagle_batch(model: Eagle, data: Sequences, items, length: int):
+    """Rows t of each chunk: the target's feature at t - 1 and token t in; its feature at t and its choice after t
+    (as an index into the readout's subset; -1 outside it or past the chunk's end) out."""
+    feats, tokens, wanted, labels = [], [], [], []
+    for i, start in items:
+        end = min(start + length, len(data.ids[i]) - 1)
+        feats.append(torch.from_numpy(data.hidden[i][start:end].astype(np.float32)))
+        tokens.append(torch.from_numpy(data.ids[i][start + 1:end + 1]))
+        wanted.append(torch.from_numpy(data.hidden[i][start + 1:end + 1].astype(np.float32)))
+        labels.append(model.readout.index[torch.from_numpy(data.argmax[i][start + 1:end + 1])])
+    return _pad(feats), _pad(tokens), _pad(wanted), _pad(labels, value=-1)
+
+
+def eagle_loss(model: Eagle, batch, recipe: Recipe, generator: torch.Generator):
+    feats, tokens, wanted, labels = batch
     scale = feats.abs().mean()
-    feats = feats + (torch.rand(feats.shape, generator=generator) * 2 - 1) * noise * scale
-    positions = torch.arange(1, feats.shape[1] + 1)
-    out = model(feats, tokens, positions)
+    noisy = feats + (torch.rand(feats.shape, generator=generator) * 2 - 1) * recipe.noise * scale
     live = labels >= 0
-    regression = F.smooth_l1_loss(out[live], wanted[live])
-    classes = F.cross_entropy(model.readout(out[live]), labels[live])
-    return regression + 0.1 * classes, classes
+    total, first_ce = 0.0, None
+    for s, out in enumerate(model.unrolled(noisy, tokens, recipe.steps), start=1):
+        # Step s at row t drafts the token after t; rows before the (s-1)-th have no round that long.
+        rows = live.clone()
+        rows[:, :s - 1] = False
+        regression = F.smooth_l1_loss(out[rows], wanted[rows])
+        ce = F.cross_entropy(model.readout(out[rows]), labels[rows])
+        total = total + regression + recipe.ce_weight * ce
+        first_ce = ce if first_ce is None else first_ce
+    return total / recipe.steps, first_ce
 
 
-def medusa_loss(model: Medusa, data: Sequences, items: list[int]):
-    """Head j on the feature at t - 1 learns the target's choice of token t + j."""
-    feats = _pad([data.hidden[i].float() for i in items])
-    labels = _pad([model.readout.index[data.argmax[i]] for i in items], value=-1)
-    total = 0
+def medusa_loss(model: Medusa, data: Sequences, items, length: int):
+    """Head j on the feature at t - 1 learns the target's choice of token t + j (its argmax at t + j - 1)."""
+    feats, labels = [], []
+    for i, start in items:
+        end = min(start + length, len(data.ids[i]))
+        feats.append(torch.from_numpy(data.hidden[i][start:end].astype(np.float32)))
+        labels.append(model.readout.index[torch.from_numpy(data.argmax[i][start:end])])
+    feats, labels = _pad(feats), _pad(labels, value=-1)
+    total = 0.0
     for j, logits in enumerate(model(feats), start=1):
-        # The feature at t - 1 sits at index t - 1; token t + j is the target's choice at index t + j - 1.
         target = labels[:, j:]
         live = target >= 0
         total = total + F.cross_entropy(logits[:, :-j][live], target[live])
     return total / len(model.blocks), total
 
 
-def fit(model, data: Sequences, *, epochs: int, lr: float, batch: int = 8, seed: int = 0, log=print):
+def fit(model, data: Sequences, recipe: Recipe, seed: int = 0, log=print):
+    """Train ``model`` in place; returns the losses logged (every 20 steps)."""
     torch.manual_seed(seed)
     rng, generator = random.Random(seed), torch.Generator().manual_seed(seed)
-    optimiser = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr, weight_decay=0.0)
-    steps = epochs * ((len(data) + batch - 1) // batch)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=lr, total_steps=steps, pct_start=0.1)
-    step = 0
-    for epoch in range(epochs):
-        for items in _batches(data, batch, rng):
+    trained = [p for p in model.parameters() if p.requires_grad]
+    optimiser = torch.optim.AdamW(trained, lr=recipe.lr, weight_decay=0.0)
+    pieces = chunks(data, recipe.length)
+    per_epoch = (len(pieces) + recipe.batch - 1) // recipe.batch
+    steps = recipe.epochs * per_epoch
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=recipe.lr, total_steps=steps, pct_start=0.1)
+    history, step = [], 0
+    model.train()
+    for epoch in range(recipe.epochs):
+        rng.shuffle(pieces)
+        for k in range(0, len(pieces), recipe.batch):
+            items = pieces[k:k + recipe.batch]
             if isinstance(model, Eagle):
-                loss, ce = eagle_loss(model, data, items, NOISE, generator)
+                loss, ce = eagle_loss(model, eagle_batch(model, data, items, recipe.length), recipe, generator)
             else:
-                loss, ce = medusa_loss(model, data, items)
+                loss, ce = medusa_loss(model, data, items, recipe.length)
             optimiser.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            torch.nn.utils.clip_grad_norm_(trained, 1.0)
             optimiser.step()
             schedule.step()
             step += 1
             if step % 20 == 0 or step == steps:
-                log(f"epoch {epoch} step {step}/{steps} loss {loss.item():.3f} ce {ce.item():.3f}")
-    return model
+                history.append((step, loss.item(), ce.item()))
+                log(f"draft train: epoch {epoch} step {step}/{steps} loss {loss.item():.3f} ce {ce.item():.3f}")
+    model.eval()
+    return history

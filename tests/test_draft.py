@@ -1,16 +1,19 @@
-"""The draft's trainer: its data stays apart from the benchmark, its designs have the shapes they claim, and the
-acceptance it reports is the drafted loop's own arithmetic."""
+"""The draft's trainer: its data stay apart from the benchmark, its designs have the shapes they claim, the
+windowed draft is stateless (a window run alone equals the same rows inside a text), training's unrolled steps
+are the drafted loop's, and the acceptance it reports is the drafted loop's own arithmetic."""
 
 import json
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from draft.heads import Eagle, Medusa, Readout
 from draft.instructions import instructions
-from draft.simulate import Acceptance, acceptance
+from draft.simulate import Acceptance, acceptance, module_step, window_draft
 
 BENCHMARK = Path(__file__).parent.parent / "benchmarks" / "draft_prompts.json"
+VOCAB, D = 50, 16
 
 
 def test_training_instructions_and_benchmark_prompts_do_not_meet():
@@ -21,39 +24,94 @@ def test_training_instructions_and_benchmark_prompts_do_not_meet():
         assert not any(prompt.lower() in text.lower() or text.lower() in prompt.lower() for text in instructions())
 
 
-def small(vocab=50, d=16):
-    generator = torch.Generator().manual_seed(0)
-    table = torch.randn(vocab, d, generator=generator)
-    readout = Readout(table, torch.tensor([1, 3, 5, 7, 9]))
-    return table, readout
+def small_readout():
+    table = torch.randn(5, D, generator=torch.Generator().manual_seed(0))
+    return Readout(table, torch.tensor([1, 3, 5, 7, 9]), VOCAB)
+
+
+def small_eagle(window=4):
+    torch.manual_seed(0)
+    model = Eagle(small_readout(), heads=4, kv_heads=2, mlp=32, window=window).eval()
+    with torch.no_grad():  # the unknown-token vector starts at zero; make it tell tokens apart in the tests
+        model.unknown.normal_()
+    return model
 
 
 def test_readout_maps_its_subset_back_to_vocabulary_ids():
-    table, readout = small()
+    readout = small_readout()
     assert readout.index[7] == 3 and readout.index[2] == -1
-    logits = readout(table[[3, 9]])
-    assert logits.shape == (2, 5)
+    assert readout(torch.randn(2, D)).shape == (2, 5)
     logits = torch.zeros(2, 5)
     logits[0, 2], logits[1, 4] = 1, 1
     assert readout.token(logits).tolist() == [5, 9]
 
 
+def test_the_embedding_is_the_readouts_table_and_one_vector_outside_it():
+    model = small_eagle()
+    rows = model.embed(torch.tensor([3, 2, 9, 4]))
+    assert torch.equal(rows[0], model.readout.table[1]) and torch.equal(rows[2], model.readout.table[4])
+    assert torch.equal(rows[1], model.unknown) and torch.equal(rows[3], model.unknown)
+
+
 def test_designs_shapes():
-    table, readout = small()
-    eagle = Eagle(table, readout, heads=4, kv_heads=2, mlp=32, theta=10_000.0)
-    out = eagle(torch.randn(2, 6, 16), torch.randint(0, 50, (2, 6)), torch.arange(1, 7))
-    assert out.shape == (2, 6, 16)
-    medusa = Medusa(16, 3, readout)
-    assert [tuple(h.shape) for h in medusa(torch.randn(2, 6, 16))] == [(2, 6, 5)] * 3
+    out = small_eagle()(torch.randn(2, 6, D), torch.randint(0, VOCAB, (2, 6)))
+    assert out.shape == (2, 6, D)
+    medusa = Medusa(small_readout(), 3)
+    assert [tuple(h.shape) for h in medusa(torch.randn(2, 6, D))] == [(2, 6, 5)] * 3
 
 
-def test_eagle_is_causal():
-    table, readout = small()
-    eagle = Eagle(table, readout, heads=4, kv_heads=2, mlp=32, theta=10_000.0)
-    feats, tokens = torch.randn(1, 6, 16), torch.randint(0, 50, (1, 6))
-    whole = eagle(feats, tokens, torch.arange(1, 7))
-    prefix = eagle(feats[:, :4], tokens[:, :4], torch.arange(1, 5))
-    assert torch.allclose(whole[:, :4], prefix, atol=1e-5)
+@torch.no_grad()
+def test_a_window_run_alone_equals_the_same_rows_inside_a_longer_text():
+    model = small_eagle(window=4)
+    feats, tokens = torch.randn(1, 12, D), torch.randint(0, VOCAB, (1, 12))
+    whole = model(feats, tokens)
+    for t in range(12):
+        first = max(0, t - 3)
+        alone = model(feats[:, first:t + 1], tokens[:, first:t + 1])
+        assert torch.allclose(alone[:, -1], whole[:, t], atol=1e-5), t
+
+
+@torch.no_grad()
+def test_unrolled_training_steps_are_the_drafted_loops_steps():
+    """Step s at row t in training equals the draft's s-th step of a round that starts at row t - s + 1."""
+    model = small_eagle(window=4)
+    feats, tokens = torch.randn(1, 10, D), torch.randint(0, VOCAB, (1, 10))
+    steps = model.unrolled(feats, tokens, 3)
+    assert torch.allclose(steps[0], model(feats, tokens), atol=1e-5)
+    for s in (2, 3):
+        for t in range(s - 1, 10):
+            p = t - s + 1  # the round's first row, fed the target's feature
+            first = max(0, p - 3)
+            f, x = feats[:, first:p + 1], tokens[:, first:t + 1]
+            for _ in range(s - 1):  # the draft's own features for rows p + 1 .. t
+                f = torch.cat([f, model(f[:, -4:], x[:, :f.shape[1]][:, -4:])[:, -1:]], 1)
+            expected = model(f[:, -4:], x[:, -4:])[:, -1]
+            assert torch.allclose(steps[s - 1][:, t], expected, atol=1e-5), (s, t)
+
+
+def test_window_draft_feeds_back_its_own_features_and_tokens():
+    seen = []
+
+    def step(features, tokens):
+        seen.append((features.copy(), tokens.copy()))
+        return features + 1, tokens + 10
+
+    hidden, ids = np.arange(8, dtype=np.float32)[:, None], np.arange(100, 108)
+    assert window_draft(step, 3, hidden, ids, 5, 3) == [115, 125, 135]
+    # Rows 3..5 (features 2..4, tokens 103..105), then the draft's feature 5 and token 115 appended, the oldest dropped.
+    assert seen[0][0][:, 0].tolist() == [2, 3, 4] and seen[0][1].tolist() == [103, 104, 105]
+    assert seen[1][0][:, 0].tolist() == [3, 4, 5] and seen[1][1].tolist() == [104, 105, 115]
+
+
+def test_window_draft_matches_the_module_run_over_the_text():
+    """The stateless draft's first guess at p is the module's row p over the whole text."""
+    model = small_eagle(window=4)
+    feats, ids = np.random.default_rng(0).normal(size=(12, D)).astype(np.float32), np.arange(12) % VOCAB
+    with torch.no_grad():
+        whole = model(torch.from_numpy(feats[:-1])[None], torch.from_numpy(ids[1:])[None])[0]
+        expected = model.readout.token(model.readout(whole))
+    for p in range(1, 11):
+        assert window_draft(module_step(model), 4, feats, ids, p, 1) == [int(expected[p - 1])]
 
 
 def test_acceptance_counts_the_longest_agreeing_prefix_and_the_targets_own_token():
@@ -65,12 +123,9 @@ def test_acceptance_counts_the_longest_agreeing_prefix_and_the_targets_own_token
     assert a.tokens == 3 + 1 + 4 and a.rounds == 3
 
 
-def test_acceptance_walks_rounds_like_the_drafted_loop(monkeypatch):
-    import draft.simulate as simulate
-
-    ids = torch.arange(20)
+def test_acceptance_walks_rounds_like_the_drafted_loop():
+    ids = np.arange(20)
     # A draft that is always right: from the prompt's end (5) rounds accept 3, 3, 3, then the last 2 tokens.
-    monkeypatch.setattr(simulate, "medusa_draft", lambda model, hidden, p, gamma: ids[p + 1:p + 1 + gamma].tolist())
-    result = acceptance(object(), [(ids, torch.zeros(20, 4), 5)], gamma=3)
+    result = acceptance(lambda hidden, ids_, p, gamma: ids[p + 1:p + 1 + gamma].tolist(), [(ids, None, 5)], gamma=3)
     assert result.alphas() == [1.0, 1.0, 1.0]
     assert result.tried == [4, 4, 3] and result.rounds == 4 and result.tokens == 4 + 4 + 4 + 3

@@ -1,0 +1,92 @@
+"""The draft as the file that ships: ``draft.onnx``, and a runner over it (``OnnxDraft``).
+
+The graph's interface (fixed; the native and browser backends are written against it):
+
+    inputs   features  float32 [1, n, d]   the target's features at positions i .. i+n-1 (or the draft's own)
+             tokens    int64   [1, n]      the tokens at positions i+1 .. i+n; 1 <= n <= window
+    outputs  feature   float32 [1, n, d]   predicted features at i+1 .. i+n
+             argmax    int64   [1, n]      the full-vocabulary id of the draft's best next token after each row
+             probs     float32 [1, n, S]   the draft's softmax over its readout subset
+             vocab     int64   [S]         the subset's full-vocabulary ids, in the order of ``probs``
+
+Attention is causal within the n rows (a window's worth: the caller feeds at most the last ``window`` rows).
+Weights are int8 with one activation scale per row (``model_export.quantize``, without smoothing: the draft has
+no calibration text), so a row's numbers depend on that row alone and the WASM MatMulInteger kernels run them;
+the readout's table is stored once, for the embedding lookup and the output layer alike.
+"""
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import torch
+from torch import nn
+
+from model_export.quantize import quantize_int8_per_row
+
+from .heads import Eagle
+
+OPSET = 18
+INPUTS = ("features", "tokens")
+OUTPUTS = ("feature", "argmax", "probs", "vocab")
+
+
+class Interface(nn.Module):
+    """The shipped graph's inputs and outputs around an ``Eagle``."""
+
+    def __init__(self, model: Eagle):
+        super().__init__()
+        self.model = model
+
+    def forward(self, features: torch.Tensor, tokens: torch.Tensor):
+        feature = self.model(features, tokens)
+        logits = self.model.readout(feature)
+        return feature, self.model.readout.ids[logits.argmax(-1)], logits.softmax(-1), self.model.readout.ids + 0
+
+
+def to_onnx(model: Eagle, int8: bool = True) -> bytes:
+    """The draft's graph, serialised; the same weights give the same bytes."""
+    d = model.readout.table.shape[1]
+    n = min(2, model.window)
+    example = (torch.zeros(1, n, d), torch.zeros(1, n, dtype=torch.long))
+    buffer = io.BytesIO()
+    with torch.no_grad():
+        torch.onnx.export(Interface(model).eval(), example, buffer, dynamo=False, opset_version=OPSET,
+                          input_names=list(INPUTS), output_names=list(OUTPUTS), do_constant_folding=True,
+                          dynamic_axes={"features": {1: "n"}, "tokens": {1: "n"}, "feature": {1: "n"},
+                                        "argmax": {1: "n"}, "probs": {1: "n"}})
+    graph = onnx.load_from_string(buffer.getvalue())
+    for output, name in zip(graph.graph.output, OUTPUTS):
+        # A constant output (the subset's ids) is folded into an initializer, which takes its own name.
+        if output.name != name:
+            graph.graph.node.append(onnx.helper.make_node("Identity", [output.name], [name]))
+            output.name = name
+    if int8:
+        quantize_int8_per_row(graph, {})
+    graph.producer_name, graph.producer_version = "onepass-draft", "1"
+    return graph.SerializeToString()
+
+
+class OnnxDraft:
+    """A draft folder's ``draft.onnx`` in onnxruntime: ``(features [n, d], tokens [n]) -> (feature, argmax)``."""
+
+    def __init__(self, folder: Path | str, threads: int = 2):
+        folder = Path(folder)
+        self.info = json.loads((folder / "draft.json").read_text())
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(folder / "draft.onnx"), options, providers=["CPUExecutionProvider"])
+        self.window = self.info["window"]
+
+    def run(self, features: np.ndarray, tokens: np.ndarray) -> dict:
+        values = self.session.run(list(OUTPUTS), {"features": features[None].astype(np.float32),
+                                                  "tokens": tokens[None].astype(np.int64)})
+        return dict(zip(OUTPUTS, values))
+
+    def __call__(self, features: np.ndarray, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        out = self.run(features, tokens)
+        return out["feature"][0], out["argmax"][0]
