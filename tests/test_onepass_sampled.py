@@ -1,6 +1,6 @@
 """Sampling with a draft model, end to end: drafted runs follow the same distribution as plain ones.
 
-Not one token but whole runs: the first three tokens of 10,000 plain runs and of 10,000 drafted ones (the
+Not one token but whole runs: the first three tokens of 3,000 plain runs and of 3,000 drafted ones (the
 toy's draft, whose q is flattened so that it differs from p and the rule has work to do) are compared by a
 two-sample chi-squared test; the same test must reject a wrong rule (accept every drafted token). The same on
 the tiny export with its trained draft: test_draft*.py.
@@ -19,7 +19,7 @@ from onepass.draft_model import ModelDraft
 from onepass.sampled import sample, sample_drafted
 from onepass.sampling import pick, tempered
 
-RUNS = 10_000
+RUNS = 3_000  # the quick loop's; the tiny export's test (test_onepass_draft_native.py) runs 10,000 of each
 TOKENS = 3
 MODEL = ToyModel(vocab_size=12, order=2, seed=3)
 PROMPT = [4, 7]
