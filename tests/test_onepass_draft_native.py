@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from onepass.backends.native import DraftUnavailable, NativeDraft
+from onepass.backends.native import DraftUnavailable, NativeDraft, NativeModel
 from onepass.chisquare import two_samples
 from onepass.cli import main
 from onepass.draft_model import ModelDraft
@@ -73,9 +73,9 @@ def test_the_command_line_drafts_with_it(tiny_export, tiny_draft, capsys, tmp_pa
     assert main(["run", "--model", str(tiny_export), "--text", "x", "--mode", "draft"]) == 2  # no --draft
 
 
-def first_tokens(model, prompt, draft, seed: int, drafted: bool, rule=None) -> Counter:
+def first_tokens(model, prompt, draft, runs: int, seed: int, drafted: bool, rule=None) -> Counter:
     rng, counts = random.Random(seed), Counter()
-    for _ in range(RUNS):
+    for _ in range(runs):
         if drafted:
             run = sample_drafted(model, prompt, ModelDraft(draft, gamma=2), 3, 1.0, rng,
                                  **({"rule": rule} if rule else {}))
@@ -86,13 +86,16 @@ def first_tokens(model, prompt, draft, seed: int, drafted: bool, rule=None) -> C
 
 
 @pytest.mark.slow
-def test_drafted_sampling_follows_plain_sampling_over_whole_runs(tiny_model, tiny_export, draft_model):
+def test_drafted_sampling_follows_plain_sampling_over_whole_runs(tiny_export, tiny_draft):
     """The first three tokens of 10,000 runs each: drafted with the tiny draft's real q, and plain; then the
-    same test with a rule that accepts every drafted token must fail."""
+    same test with a rule that accepts every drafted token must fail (2,000 runs are plenty for that). One
+    thread each: the tiny passes are too small to share."""
+    model = NativeModel(tiny_export, threads=1)
+    draft = NativeDraft(tiny_draft, threads=1, target=model.manifest)
     prompt = ids_of(tiny_export, "The capital of France is")
-    plain = first_tokens(tiny_model, prompt, draft_model, 1, drafted=False)
-    drafted = first_tokens(tiny_model, prompt, draft_model, 2, drafted=True)
+    plain = first_tokens(model, prompt, draft, RUNS, 1, drafted=False)
+    drafted = first_tokens(model, prompt, draft, RUNS, 2, drafted=True)
     verdict = two_samples(plain, drafted)
     assert verdict.dof > 20 and verdict.p_value > 0.01, verdict
-    wrong = first_tokens(tiny_model, prompt, draft_model, 3, drafted=True, rule=lambda p, q, u: True)
+    wrong = first_tokens(model, prompt, draft, RUNS // 5, 3, drafted=True, rule=lambda p, q, u: True)
     assert two_samples(plain, wrong).p_value < 1e-6
