@@ -18,6 +18,23 @@
  */
 export const SESSION_OPTIONS = { executionProviders: ['wasm'], graphOptimizationLevel: 'all', executionMode: 'parallel' };
 
+/**
+ * The same, for a model file whose bytes stay where they are for the session's whole life (ort-module.js's
+ * heapBlock, in the model's worker): ort then reads the ORT-format file in place, its initializers included,
+ * instead of copying every one of them into the session. Two onnxruntime session config entries do it
+ * (onnxruntime_session_options_config_keys.h): `session.use_ort_model_bytes_directly` (no copy of the file) and
+ * `session.use_ort_model_bytes_for_initializers` (initializers of more than 127 bytes point into the file; it
+ * requires the first, and an ORT-format file: model.ort). Both require the bytes to outlive the session, which a
+ * buffer ort copied into its heap itself (the Node checks hand it a JavaScript buffer) does not: ort frees that copy
+ * once the session is made. onnxruntime-web flattens `extra` into keys, so `session: {use_ort_...}` is sent as
+ * `session.use_ort_...`. Prepacking stays on: it keeps no second copy of this graph's weights, and turning it off
+ * (`session.disable_prepacking`) saved no memory and slowed the passes. Every logit is the same bit for bit; measured in benchmarks/FINDINGS.md (issue 23).
+ */
+export const MODEL_IN_PLACE_OPTIONS = {
+  ...SESSION_OPTIONS,
+  extra: { session: { use_ort_model_bytes_directly: '1', use_ort_model_bytes_for_initializers: '1' } },
+};
+
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Median ms of `pass()` after `warmup` untimed runs; `reset()` runs untimed after each pass (e.g. a rollback). */
