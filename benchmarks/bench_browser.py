@@ -25,8 +25,9 @@ localhost (with the cross-origin-isolation headers) and measures:
 * a first visit in two tabs opened together: each tab's load call, and how many
   chunk requests the site was sent (the model's chunks once each, not twice);
 * the download: the model's bytes on the wire and in the store, the size of
-  onnxruntime-web's memory once the model has run (`ort_heap_mb`: the model in
-  the tab), and a first visit through a throttled connection (THROTTLE_MBIT,
+  onnxruntime-web's memory once the model is loaded (`ort_heap_mb_after_load`) and
+  once it has run the benchmark's passes (`ort_heap_mb`: the model in the tab),
+  and a first visit through a throttled connection (THROTTLE_MBIT,
   THROTTLE_LATENCY_MS per connection: tools/site.py's ThrottledProxy), from the
   navigation to the first pass, FIRST_VISITS runs.
 
