@@ -28,7 +28,7 @@ export const SESSION_OPTIONS = { executionProviders: ['wasm'], graphOptimization
  * checks hand ort a JavaScript buffer, which ort copies into its heap and frees once the session is made, so they
  * keep SESSION_OPTIONS: the same kernels on the same bytes, copied. onnxruntime-web joins `extra`'s keys with dots,
  * so the entries go under `session` without their prefix. Prepacking stays on: it keeps no second copy of this
- * graph's weights, and turning it off (`session.disable_prepacking`) saved no memory and slowed the passes. Every
+ * graph's weights, and turning it off (`session.disable_prepacking`) saved no memory. Every
  * logit is the same bit for bit; the figures are in benchmarks/FINDINGS.md (issue 23).
  */
 export const MODEL_IN_PLACE_OPTIONS = {
