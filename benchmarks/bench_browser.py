@@ -25,15 +25,19 @@ localhost (with the cross-origin-isolation headers) and measures:
 * a first visit in two tabs opened together: each tab's load call, and how many
   chunk requests the site was sent (the model's chunks once each, not twice);
 * the download: the model's bytes on the wire and in the store, the size of
-  onnxruntime-web's memory once the model has run (`ort_heap_mb`: the model in
-  the tab), and a first visit through a throttled connection (THROTTLE_MBIT,
+  onnxruntime-web's memory once the model is loaded (`ort_heap_mb_after_load`) and
+  once it has run the benchmark's passes (`ort_heap_mb`: the model in the tab),
+  and a first visit through a throttled connection (THROTTLE_MBIT,
   THROTTLE_LATENCY_MS per connection: tools/site.py's ThrottledProxy), from the
   navigation to the first pass, FIRST_VISITS runs.
 
 ``--baseline EXPORT`` (an export folder, e.g. main's default export) measures that
 export beside this one in the same run, as today's build serves it: its chunks
 uncompressed. Its loads, memory and throttled first visits alternate with this
-export's. ``--loads-only`` skips the passes, the examples, the two tabs and the peers.
+export's. ``--baseline-runtime REV`` measures, beside this build, the same export served by the runtime
+(docs/assets/onepass/runtime/) as it was at git revision REV: a change to how the model is loaded or held, before
+and after in one run. ``--loads-only`` skips the passes, the examples, the two tabs and the peers;
+``--no-first-visits`` the throttled first visits.
 
 Prints one JSON object of figures; asserts nothing. Measure on a quiet machine.
 """
@@ -42,6 +46,7 @@ import argparse
 import gzip
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -149,9 +154,10 @@ def two_tabs(playwright, url: str) -> dict:
     return {"load_call_s": loads, "chunk_requests": len(asked), "chunks": len(set(asked))}
 
 
-def ort_heap_mb(page, ids: list[int]) -> float:
-    """The size onnxruntime-web's memory has grown to, once the model has run a few passes: the model in the tab."""
-    bench = page.evaluate("(ids) => window.onepass().bench({ids, runs: 1, warmup: 0})", ids)
+def ort_heap_mb(page, ids: list[int], **passes) -> float:
+    """The size onnxruntime-web's memory has grown to, once the model has run the benchmark's passes (harness.js's
+    passTimes, once each: ``passes`` sets their lengths): the model in the tab, and what the passes took."""
+    bench = page.evaluate("(options) => window.onepass().bench(options)", {"ids": ids, "runs": 1, "warmup": 0, **passes})
     return round(bench["ort_heap_bytes"] / MB)
 
 
@@ -169,6 +175,9 @@ def load_figures(context, url: str, ids: list[int]) -> dict:
     with MemorySampler(browser) as run:
         page.evaluate("() => window.onepass().generate({text: 'Hello', maxNew: 16})")
     figures["memory"] = {"load": load.figures, "run": run.figures}
+    # Passes of one and two tokens first (what the first pass and the run above took, about): ort's heap with the
+    # model loaded; then the benchmark's passes (a 32-token past, 6 more, a 30-token prefill).
+    figures["ort_heap_mb_after_load"] = ort_heap_mb(page, ids, past=1, verify=1, prefill=2)
     figures["ort_heap_mb"] = ort_heap_mb(page, ids)
     figures["cold_timings_s"] = seconds(info["timings"])
     figures["versions"] = info["versions"]
@@ -245,6 +254,17 @@ def served_uncompressed(site: Path) -> None:
     (site / "model" / "manifest.json").write_text(json.dumps(manifest, indent=2))
 
 
+def runtime_at(site: Path, rev: str) -> None:
+    """The built site's runtime files replaced by docs/assets/onepass/runtime/ as it was at git revision ``rev``."""
+    folder = "docs/assets/onepass/runtime"
+
+    def git(*args: str) -> bytes:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, check=True).stdout
+
+    for name in git("ls-tree", "--name-only", f"{rev}:{folder}").decode().split():
+        (site / "assets" / "onepass" / "runtime" / name).write_bytes(git("show", f"{rev}:{folder}/{name}"))
+
+
 def browser_figures(url: str, ids: list[int], loads_only: bool = False) -> dict:
     with sync_playwright() as playwright, tempfile.TemporaryDirectory() as profile:
         context = playwright.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -279,7 +299,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", default="default")
     parser.add_argument("--baseline", type=Path, help="an export folder to measure beside this one (e.g. main's)")
+    parser.add_argument("--baseline-runtime", metavar="REV",
+                        help="measure this export beside it served by the runtime at git revision REV")
     parser.add_argument("--loads-only", action="store_true", help="only the download, load and memory figures")
+    parser.add_argument("--no-first-visits", action="store_true", help="no throttled first visits")
     args = parser.parse_args()
 
     folder = build(args.source, log=lambda message: print(message, file=sys.stderr))
@@ -292,14 +315,18 @@ def main() -> None:
         if args.baseline:
             sites["baseline"] = build_site(args.baseline, Path(scratch) / "baseline", chunk_mb="50")
             served_uncompressed(sites["baseline"])
+        elif args.baseline_runtime:
+            sites["baseline"] = build_site(folder, Path(scratch) / "baseline", chunk_mb="50")
+            runtime_at(sites["baseline"], args.baseline_runtime)
         servers = {name: Server(site) for name, site in sites.items()}
         try:
             figures["download"] = {name: download_figures(site) for name, site in sites.items()}
             figures.update(browser_figures(servers["this"].url, held[:64], args.loads_only))
-            if args.baseline:
-                figures["baseline"] = {"export": str(args.baseline),
+            if "baseline" in sites:
+                figures["baseline"] = {"export": str(args.baseline or folder), "runtime": args.baseline_runtime or "this",
                                        **browser_figures(servers["baseline"].url, held[:64], loads_only=True)}
-            figures["first_visit_throttled"] = first_visits({name: server.url for name, server in servers.items()})
+            if not args.no_first_visits:
+                figures["first_visit_throttled"] = first_visits({name: server.url for name, server in servers.items()})
         finally:
             for server in servers.values():
                 server.stop()

@@ -1,12 +1,14 @@
 """benchmarks/bench_browser.py's download figures: what the site's manifest says goes over the wire, and the
-baseline served as today's build serves it (uncompressed chunks) that the loader still reads."""
+baseline served as today's build serves it (uncompressed chunks) that the loader still reads, and the baseline served
+by the runtime of another revision."""
 
 import gzip
 import hashlib
 import json
 import shutil
+import subprocess
 
-from benchmarks.bench_browser import download_figures, served_uncompressed
+from benchmarks.bench_browser import ROOT, download_figures, runtime_at, served_uncompressed
 from tests.browser import Server, load_runtime, offline_page
 
 pytest_plugins = ["tests.browser"]
@@ -33,6 +35,26 @@ def test_the_download_is_the_compressed_chunks_and_the_baseline_serves_them_plai
     context, page, outside = offline_page(chromium, service_workers="block")
     try:
         assert load_runtime(page, server.url)["model"] == manifest["model"]["name"]
+    finally:
+        context.close()
+        server.stop()
+    assert outside == []
+
+
+def test_the_baseline_runtime_is_the_one_at_its_revision_and_still_loads(tiny_site, tmp_path, chromium):
+    site = tmp_path / "site"
+    shutil.copytree(tiny_site, site)
+    runtime = site / "assets" / "onepass" / "runtime"
+    (runtime / "harness.js").write_text("a changed runtime")
+    runtime_at(site, "HEAD")
+    for path in runtime.iterdir():
+        shown = subprocess.run(["git", "show", f"HEAD:docs/assets/onepass/runtime/{path.name}"], cwd=ROOT,
+                               capture_output=True, check=True).stdout
+        assert path.read_bytes() == shown
+    server = Server(site)
+    context, page, outside = offline_page(chromium, service_workers="block")
+    try:
+        assert load_runtime(page, server.url)["modelFromHeap"] is True
     finally:
         context.close()
         server.stop()

@@ -11,12 +11,30 @@
  */
 
 /**
- * How every onnxruntime-web session of the model is made, in the worker and in the Node checks.
+ * The options every onnxruntime-web session of the model is made with, in the worker and in the Node checks.
  * executionMode 'parallel': the sequential executor's memory-reuse planner costs about 3 s of session
  * creation on this graph of 4,300 nodes (measured in onnxruntime-web 1.30, Node, 1 thread: 6.2 s against
  * 3.2 s); the parallel executor skips that plan, and each node's kernel, and so every number, is the same.
  */
 export const SESSION_OPTIONS = { executionProviders: ['wasm'], graphOptimizationLevel: 'all', executionMode: 'parallel' };
+
+/**
+ * The same, for a model file whose bytes stay where they are for the session's whole life (ort-module.js's
+ * heapBlock, in the model's worker): the session then reads the ORT-format file in place, its initializers included,
+ * instead of copying every one of them. Two onnxruntime session config entries do it
+ * (onnxruntime_session_options_config_keys.h): `session.use_ort_model_bytes_directly` (no copy of the file) and
+ * `session.use_ort_model_bytes_for_initializers` (initializers of more than 127 bytes point into the file; it
+ * requires the first, and an ORT-format file: model.ort). Both require the bytes to outlive the session. The Node
+ * checks hand ort a JavaScript buffer, which ort copies into its heap and frees once the session is made, so they
+ * keep SESSION_OPTIONS: the same kernels on the same bytes, copied. onnxruntime-web joins `extra`'s keys with dots,
+ * so the entries go under `session` without their prefix. Prepacking stays on: it keeps no second copy of this
+ * graph's weights, and turning it off (`session.disable_prepacking`) saved no memory. Every
+ * logit is the same bit for bit; the figures are in benchmarks/FINDINGS.md (issue 23).
+ */
+export const MODEL_IN_PLACE_OPTIONS = {
+  ...SESSION_OPTIONS,
+  extra: { session: { use_ort_model_bytes_directly: '1', use_ort_model_bytes_for_initializers: '1' } },
+};
 
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 

@@ -24,7 +24,7 @@
 import * as ort from '../../../vendor/ort/ort.wasm.min.mjs';
 
 import { OnnxBridge, reply } from './bridge.js';
-import { passTimes, positionIndependence, SESSION_OPTIONS, timePasses } from './harness.js';
+import { MODEL_IN_PLACE_OPTIONS, passTimes, positionIndependence, SESSION_OPTIONS, timePasses } from './harness.js';
 import { loadModel } from './loader.js';
 import { heapBlock, heapBytes } from './ort-module.js';
 
@@ -85,9 +85,17 @@ async function load(id, { threads }) {
   }
   timings.model_bytes = (performance.now() - began) / 1000;
   const sessionBegan = performance.now();
-  // From the heap, ort makes the session where the bytes lie and then frees them; from a buffer, it copies them.
-  const bytes = block ? block.view() : model.files[model.manifest.graph];
-  const onnx = await ort.InferenceSession.create(bytes, SESSION_OPTIONS);
+  // From the heap, the session reads the model where its bytes lie, for as long as this worker lives (its block
+  // is kept: ort-module.js); from a buffer, ort copies the bytes and the session copies every initializer.
+  let onnx;
+  try {
+    onnx = block
+      ? await ort.InferenceSession.create(block.view(), MODEL_IN_PLACE_OPTIONS)
+      : await ort.InferenceSession.create(model.files[model.manifest.graph], SESSION_OPTIONS);
+  } catch (err) {
+    block?.free();
+    throw err;
+  }
   timings.onnx_session = (performance.now() - sessionBegan) / 1000;
   bridge = new OnnxBridge(ort, onnx, model.manifest);
   return {

@@ -1,22 +1,37 @@
 /**
  * onnxruntime-web's WebAssembly module, kept as ort makes it, so the model worker can place the model's bytes in
- * that module's heap. model-worker.js names this file as ort's module script (env.wasm.wasmPaths.mjs); it starts
- * ort's own script unchanged (ort-wasm-simd-threaded.mjs, whose threads load that script itself) and keeps what it
- * gives.
+ * that module's heap and keep them there. model-worker.js names this file as ort's module script
+ * (env.wasm.wasmPaths.mjs); it starts ort's own script unchanged (ort-wasm-simd-threaded.mjs, whose threads load
+ * that script itself) and keeps what it gives.
  *
  * Why: ort copies a model handed to it from JavaScript into its heap, so while the session was made the tab held
  * the weights three times (the JavaScript copy, ort's copy, the session's tensors). A model already in ort's heap is
- * used where it lies (ort's createSession, onnxruntime-web 1.30, checks modelData.buffer === HEAPU8.buffer) and
- * freed once the session holds it. The pin of onnxruntime-web keeps that behaviour; tests/test_browser_runtime.py
- * checks the session was made from the heap, and the memory benchmark measures the peak.
+ * used where it lies (ort's createSession, onnxruntime-web 1.30, checks modelData.buffer === HEAPU8.buffer). With
+ * harness.js's MODEL_IN_PLACE_OPTIONS the session goes on reading its weights from those bytes instead of copying
+ * them, so they must stay allocated for the session's life; but createSession frees the model's bytes once the
+ * session is made (`_free(modelDataOffset)` in its `finally`, whatever the options). So the module's `_free`, which
+ * ort's JavaScript calls as a property of the module, skips the blocks heapBlock hands out: only their own free()
+ * gives them back. ort's C++ never frees a buffer it was lent, and Emscripten's own glue holds `_free` in a
+ * variable of its own, so nothing else is changed. WebAssembly memory never shrinks, so this also keeps the heap at
+ * the model's size instead of the model's bytes plus the session's copy of them.
+ *
+ * The pin of onnxruntime-web keeps that behaviour; tests/test_browser_runtime.py checks the session was made from
+ * the heap, the browser's position-independence checks that every pass reads the kept bytes as they were, and the
+ * memory benchmark (benchmarks/bench_browser.py) measures ort's heap and the tab's peak.
  */
 import startModule from '../../../vendor/ort/ort-wasm-simd-threaded.mjs';
 
 let kept = null;
+let freeInHeap = null;
+const lent = new Set(); // offsets of the blocks heapBlock handed out and their free() has not given back
 
-/** What ort calls to start its module (Emscripten's factory): the same, keeping the module. */
+/** What ort calls to start its module (Emscripten's factory): the same, keeping the module and its lent blocks. */
 export default async function startKept(config) {
   kept = await startModule(config);
+  freeInHeap = kept._free;
+  kept._free = (offset) => {
+    if (!lent.has(offset)) freeInHeap(offset);
+  };
   return kept;
 }
 
@@ -24,9 +39,10 @@ export default async function startKept(config) {
 export const heapBytes = () => kept?.HEAPU8.length ?? null;
 
 /**
- * `size` bytes of ort's heap, for a model file: set(bytes, at) fills them, view() is the Uint8Array to hand
- * InferenceSession.create (which frees them), free() gives them back when no session is made. Null before ort's
- * module has started; a heap too small for `size` throws a 'memory' error.
+ * `size` bytes of ort's heap, for a model file, kept until free() is called (ort's own frees skip them): set(bytes,
+ * at) fills them, view() is the Uint8Array to hand InferenceSession.create with MODEL_IN_PLACE_OPTIONS (the session
+ * reads them for its life), free() gives them back when no session uses them. Null before ort's module has started;
+ * a heap too small for `size` throws a 'memory' error.
  */
 export function heapBlock(size) {
   if (!kept) return null;
@@ -35,10 +51,14 @@ export function heapBlock(size) {
     const message = 'this tab could not set aside memory for the model: close other tabs, and reload the page';
     throw Object.assign(new Error(message), { code: 'memory', retryable: true });
   }
+  lent.add(offset);
   // HEAPU8 as ort itself reads it after a _malloc; nothing else allocates in this heap until the session is made.
   return {
     set: (bytes, at) => kept.HEAPU8.set(bytes, offset + at),
     view: () => new Uint8Array(kept.HEAPU8.buffer, offset, size),
-    free: () => kept._free(offset),
+    free: () => {
+      lent.delete(offset);
+      freeInHeap(offset);
+    },
   };
 }
