@@ -1,6 +1,6 @@
 """The browser runtime's speed in headless Chromium, against native onnxruntime on the same files.
 
-    .venv/bin/python benchmarks/bench_browser.py [--source default] [--baseline EXPORT] [--loads-only]
+    .venv/bin/python -m benchmarks.bench_browser [--source default] [--baseline EXPORT] [--loads-only]
                                                                          (or: make bench-browser)
 
 Builds the site with the export into a temporary folder, serves it on
@@ -49,15 +49,14 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "py")]
+from benchmarks.memory import MemorySampler
+from benchmarks.peers import held_ids, peer_figures
+from model_export.build import build
+from model_export.check import load, speed
+from onepass.examples import EXAMPLES
+from tools.site import CHROMIUM, CHROMIUM_ARGS, Server, ThrottledProxy, build_site
 
-from benchmarks.memory import MemorySampler  # noqa: E402
-from benchmarks.peers import held_ids, peer_figures  # noqa: E402
-from model_export.build import build  # noqa: E402
-from model_export.check import load, speed  # noqa: E402
-from onepass.examples import EXAMPLES  # noqa: E402
-from tools.site import CHROMIUM, CHROMIUM_ARGS, Server, ThrottledProxy, build_site  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 THREADS = (1, 2)
 WARM_LOADS = 3

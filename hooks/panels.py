@@ -10,13 +10,9 @@ it with the other assets.
 """
 
 import json
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "py"))
-
-from onepass.panels import DEFAULTS  # noqa: E402
+from onepass.panels import DEFAULTS
 
 MODULE = Path("assets", "onepass", "panels", "defaults.js")
 

@@ -53,10 +53,12 @@ def held_text() -> str:
 
 def pytest_collection_modifyitems(items):
     """Mark each test by what it needs, so a subset is one ``-m`` away (see DEVELOPERS.md):
-    ``browser`` drives Chromium, ``real`` needs the real 0.5B model."""
+    ``browser`` drives Chromium, ``real`` needs the real 0.5B model, and one that needs the built site is ``slow``."""
     for item in items:
         needs = set(item.fixturenames)
         if needs & {"chromium", "page"}:
             item.add_marker(pytest.mark.browser)
+        if needs & {"tiny_site", "tiny_server"}:
+            item.add_marker(pytest.mark.slow)
         if "real_export" in needs:
             item.add_marker(pytest.mark.real)

@@ -35,7 +35,8 @@ def hood(page, tiny_server):
 def breakdown(page) -> dict:
     return page.evaluate("""() => {
         const table = document.querySelector('[data-onepass-panel=generate] .onepass-breakdown table');
-        const parts = Object.fromEntries([...table.querySelectorAll('tbody tr')].map((tr) => [tr.dataset.part, Number(tr.dataset.seconds)]));
+        const parts = Object.fromEntries([...table.querySelectorAll('tbody tr')]
+            .map((tr) => [tr.dataset.part, Number(tr.dataset.seconds)]));
         return {wall: Number(table.dataset.wall), drawing: Number(table.dataset.drawing), parts, caption: table.caption.textContent,
                 heads: [...table.querySelectorAll('thead th[scope=col]')].map((th) => th.textContent),
                 rows: [...table.querySelectorAll('tbody th[scope=row]')].length};

@@ -54,7 +54,8 @@ export class OnnxBridge {
     if (!(Number.isInteger(rowsFrom) && rowsFrom >= 0 && rowsFrom < ids.length)) throw new Error(`rowsFrom ${rowsFrom} is not one of the ${ids.length} new tokens`);
     const fed = session.kvCache ? ids : [...session.ids, ...ids];
     const past = session.kvCache ? session.past : null;
-    const { out, seconds, feedSeconds } = await this.pass(fed, session.kvCache ? session.length : 0, past, session.kvCache, wantLogits, fed.length - ids.length + rowsFrom);
+    const from = session.kvCache ? session.length : 0;
+    const { out, seconds, feedSeconds } = await this.pass(fed, from, past, session.kvCache, wantLogits, fed.length - ids.length + rowsFrom);
     const kept = performance.now();
     if (session.kvCache) session.past = this.layers.map((l) => ({ key: out[l.outKey], value: out[l.outValue] }));
     session.ids.push(...ids);
@@ -116,7 +117,9 @@ export class OnnxBridge {
     if (!session || length >= session.length) return 0;
     session.ids.length = length;
     session.length = length;
-    if (session.kvCache && session.past) session.past = session.past.map(({ key, value }) => ({ key: this.cut(key, length), value: this.cut(value, length) }));
+    if (session.kvCache && session.past) {
+      session.past = session.past.map(({ key, value }) => ({ key: this.cut(key, length), value: this.cut(value, length) }));
+    }
     return (performance.now() - began) / 1000;
   }
 

@@ -1,7 +1,8 @@
 /**
  * Model loading for the worker: the site's manifest, then every file's chunks, each fetched with
  * progress, decompressed (they are served gzip-compressed), checked against its sha256 and kept in the
- * browser uncompressed. Chunks are named after the sha256 of their uncompressed bytes (hooks/model.py), so the store is versioned by its keys: an entry is only ever stored after
+ * browser uncompressed. Chunks are named after the sha256 of their uncompressed bytes (hooks/model.py), so the store
+ * is versioned by its keys: an entry is only ever stored after
  * passing its hash, a new build's manifest names new chunks, and once a manifest has loaded, the
  * entries it does not name are deleted. Failures are LoadErrors with a code and a plain message the
  * page can show, and a retry that fetches only what is missing.
@@ -169,7 +170,7 @@ class FolderStore {
   }
 
   async read(url, into) {
-    let file = null;
+    let file;
     try {
       file = await this.folder.getFileHandle(fileName(url));
     } catch {
@@ -342,7 +343,8 @@ export async function readManifest(modelUrl) {
 
 /**
  * Fetch the manifest at `modelUrl` (a folder URL ending in /) and every file it lists, smallest first.
- * onProgress(loadedBytes, totalBytes, elsewhere) is called as bytes arrive (bytes on the wire: compressed), and every second while this tab waits for
+ * onProgress(loadedBytes, totalBytes, elsewhere) is called as bytes arrive (bytes on the wire: compressed), and every
+ * second while this tab waits for
  * chunks another tab is downloading (`elsewhere` true, oneTabAtATime); onFile(name, bytes), if given, as each
  * file completes, so a caller can start on the tokenizer while the weights still arrive. place(file, manifest),
  * if given, says where a file's bytes go: anything with a Uint8Array's set(bytes, offset), or a promise of one

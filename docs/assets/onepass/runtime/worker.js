@@ -48,7 +48,7 @@ let interrupt = null; // Pyodide's interrupt buffer, shared with the page when i
 
 const post = (message) => self.postMessage(message);
 
-/** The build's snapshot of Python (tools/python_snapshot.py), ungzipped. */
+/** The build's snapshot of Python (hooks/python_snapshot.py), ungzipped. */
 async function snapshot(runtime) {
   const response = await fetch(new URL(runtime.snapshot.name, VENDOR));
   if (!response.ok) throw new Error(`Python's snapshot is missing (${response.status})`);
