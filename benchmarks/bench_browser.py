@@ -87,7 +87,7 @@ def open_runtime(context, url: str, threads: int | None = None) -> tuple[object,
 
 
 def first_pass(page) -> None:
-    page.evaluate("() => window.onepass().generate({text: 'Hello', maxNew: 1})")
+    page.evaluate("() => window.onepass().run('generate', {text: 'Hello', maxNew: 1})")
 
 
 def seconds(timings: dict) -> dict:
@@ -114,7 +114,7 @@ def example_race(page) -> dict:
             for mode in times:
                 run = page.evaluate("""async ([text, mode, maxNew]) => {
                     const began = performance.now();
-                    const run = await window.onepass().generate({text, mode, maxNew});
+                    const run = await window.onepass().run('generate', {text, mode, maxNew});
                     return {seconds: (performance.now() - began) / 1000, text: run.text, passes: run.passes.length};
                 }""", [example["prompt"], mode, example["max_new"]])
                 times[mode].append(run["seconds"])
@@ -166,7 +166,7 @@ def load_figures(context, url: str, ids: list[int]) -> dict:
         info["timings"].update(load_call=info["load_call_s"], first_pass=time.perf_counter() - passed)
         figures["cold_load_to_first_pass_s"] = round(time.perf_counter() - began, 2)
     with MemorySampler(browser) as run:
-        page.evaluate("() => window.onepass().generate({text: 'Hello', maxNew: 16})")
+        page.evaluate("() => window.onepass().run('generate', {text: 'Hello', maxNew: 16})")
     figures["memory"] = {"load": load.figures, "run": run.figures}
     figures["ort_heap_mb"] = ort_heap_mb(page, ids)
     figures["cold_timings_s"] = seconds(info["timings"])

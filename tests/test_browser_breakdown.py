@@ -55,7 +55,7 @@ def test_every_pass_carries_its_timing_and_the_moment_it_was_sent(hood):
     got = hood.evaluate("""async () => {
         const passes = [];
         const before = performance.timeOrigin + performance.now();
-        const run = await window.onepass().generate({text: 'one two three one two three one two', mode: 'lookup', maxNew: 12},
+        const run = await window.onepass().run('generate', {text: 'one two three one two three one two', mode: 'lookup', maxNew: 12},
             (m) => { if (m.type === 'pass') passes.push({...m, received: performance.timeOrigin + performance.now()}); });
         return {passes, before, after: performance.timeOrigin + performance.now(), count: run.totals.passes};
     }""")

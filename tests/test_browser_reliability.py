@@ -208,14 +208,14 @@ def test_the_runtime_refuses_requests_over_its_limits_in_plain_words(panels):
         const rt = window.onepass();
         const code = (p) => p.then(() => 'ran', (e) => [e.code, e.message, e.retryable]);
         return [
-            await code(rt.generate({text: 'one two', maxNew: 1e9})),
-            await code(rt.generate({text: 'one two', maxNew: -3})),
-            await code(rt.generate({text: 'one two', maxNew: 'lots'})),
-            await code(rt.generate({text: 'one two', mode: 'nonsense'})),
-            await code(rt.generate({text: 'x'.repeat(50000)})),
-            await code(rt.measure('one two', [100000], 5)),
-            await code(rt.measure('one two', [5], 1e6)),
-            await code(rt.sample([1, 1], [1, 1], 1e12, 1)),
+            await code(rt.run('generate', {text: 'one two', maxNew: 1e9})),
+            await code(rt.run('generate', {text: 'one two', maxNew: -3})),
+            await code(rt.run('generate', {text: 'one two', maxNew: 'lots'})),
+            await code(rt.run('generate', {text: 'one two', mode: 'nonsense'})),
+            await code(rt.run('generate', {text: 'x'.repeat(50000)})),
+            await code(rt.run('measure', {text: 'one two', sizes: [100000], runs: 5})),
+            await code(rt.run('measure', {text: 'one two', sizes: [5], runs: 1e6})),
+            await code(rt.run('sample', {p: [1, 1], q: [1, 1], draws: 1e12, seed: 1})),
         ];
     }""")
     for code, message, retryable in refused:
@@ -354,7 +354,7 @@ def test_thirty_runs_do_not_grow_the_tabs_memory(chromium, tiny_server):
         page.goto(tiny_server.url + "runtime/")
         page.wait_for_function("() => window.onepass !== undefined")
         page.evaluate("() => window.onepass().load()")
-        run = """(i) => window.onepass().generate(
+        run = """(i) => window.onepass().run('generate',
             {text: `Run number ${i}: one two three one two`, mode: i % 2 ? 'lookup' : 'greedy', maxNew: 24})"""
         for i in range(3):  # warm-up: the first runs grow the heaps to their working size
             page.evaluate(run, -i - 1)

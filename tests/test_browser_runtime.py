@@ -24,7 +24,7 @@ MAX_NEW = 12
 
 
 def generate(page, text: str, mode: str, kv_cache: bool, guess: str = "") -> dict:
-    return page.evaluate("(r) => window.onepass().generate(r)",
+    return page.evaluate("(r) => window.onepass().run('generate', r)",
                          {"text": text, "mode": mode, "kvCache": kv_cache, "maxNew": MAX_NEW, "guess": guess})
 
 
@@ -79,8 +79,8 @@ def test_a_second_run_is_refused_and_a_run_can_be_cancelled(page, tiny_server):
     load_runtime(page, tiny_server.url)
     outcome = page.evaluate("""async () => {
         const rt = window.onepass();
-        const first = rt.generate({text: 'one two three', maxNew: 200}).then(() => 'finished', (e) => e.code);
-        const second = await rt.generate({text: 'again', maxNew: 2}).then(() => 'ran', (e) => e.code);
+        const first = rt.run('generate', {text: 'one two three', maxNew: 200}).then(() => 'finished', (e) => e.code);
+        const second = await rt.run('generate', {text: 'again', maxNew: 2}).then(() => 'ran', (e) => e.code);
         await rt.cancel();
         return {first: await first, second};
     }""")

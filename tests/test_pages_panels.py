@@ -153,8 +153,8 @@ def test_a_second_click_while_running_is_refused(panels):
     # Another panel asking while the worker is busy is refused by the worker itself.
     outcome = panels.evaluate("""async () => {
         const rt = window.onepass();
-        const first = rt.generate({text: 'one two three', maxNew: 60});
-        const second = await rt.predict('again').then(() => 'ran', (e) => e.code);
+        const first = rt.run('generate', {text: 'one two three', maxNew: 60});
+        const second = await rt.run('predict', {text: 'again'}).then(() => 'ran', (e) => e.code);
         await first;
         return second;
     }""")
@@ -234,7 +234,7 @@ def test_an_edited_proposer_changes_the_passes_not_the_text(panels):
     lookup.locator(".onepass-example", has_text="Past tense").click()
     lookup_run(panels)
     greedy_passes = int(lookup.get_attribute("data-greedy-passes"))
-    request = panels.evaluate("""() => window.onepass().generate({text: document.querySelector(
+    request = panels.evaluate("""() => window.onepass().run('generate', {text: document.querySelector(
         '[data-onepass-panel=lookup] .onepass-example-prompt').textContent, mode: 'greedy', maxNew: 64})""")
     # A proposer that knows the answer: far fewer passes, the same text.
     set_proposer(panels, f"ANSWER = {request['prompt'] + request['tokens']}\n\n"

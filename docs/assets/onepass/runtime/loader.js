@@ -15,6 +15,7 @@
  */
 
 import { WorkerChannel } from './bridge.js';
+import { OnepassError } from './errors.js';
 
 // The OPFS folder, and the Cache API cache, that hold the chunks.
 export const STORE_NAME = 'onepass-model';
@@ -29,11 +30,9 @@ const LOCK_WAIT_MS = 50;
 // waits for the model and hears nothing for a while as a hung worker (client.js, silentMs).
 const WAITING_REPORT_MS = 1000;
 
-export class LoadError extends Error {
+export class LoadError extends OnepassError {
   constructor(code, message) {
-    super(message);
-    this.code = code; // not_found | truncated | hash_mismatch | quota | network
-    this.retryable = true;
+    super(code, message, { retryable: true }); // not_found | truncated | hash_mismatch | quota | network
   }
 }
 
