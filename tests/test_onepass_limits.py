@@ -38,7 +38,7 @@ class CountingSession:
     def __init__(self, model: CountingModel, kv_cache: bool):
         self.model, self.kv_cache, self.ids, self.length = model, kv_cache, [], 0
 
-    async def forward(self, new_ids, *, logits=False, rows_from=0):
+    async def forward(self, new_ids, *, logits=False, rows_from=0, hidden=0):
         self.ids = self.ids[:self.length] + list(new_ids)
         self.length = len(self.ids)
         # With the cache off a pass re-reads the whole text, as the browser's uncached session does.
