@@ -169,7 +169,8 @@ async function ready(model, channel, text, runtime, timings, since) {
   const pyTokenizer = browser.BrowserTokenizer({
     encode: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids,
     decode: (ids) => decoder.decode(ids.toJs()),
-  });
+    pieces: (ids) => ids.toJs().map((id) => decoder.decode([id])), // a pass's labels, in one crossing
+  }, backend.clock);
   const limits = JSON.parse(panels.limits());
   timings.total = since();
   const info = {
@@ -214,12 +215,7 @@ async function answered(id, kind, request) {
   const { kind: name, model } = CONTRACT.requests[kind];
   const rt = model ? await ensureLoaded(id) : null;
   const panels = rt?.panels ?? (await ensurePython()).pyodide.pyimport('onepass.panels');
-  const onPass = (json) => {
-    const began = performance.now();
-    const event = JSON.parse(json);
-    event.pass.timing.bridge += (performance.now() - began) / 1000; // handing the pass on: reading it
-    post({ id, type: 'pass', ...event, sent: performance.timeOrigin + performance.now() });
-  };
+  const onPass = (json) => post({ id, type: 'pass', ...JSON.parse(json), sent: performance.timeOrigin + performance.now() });
   const started = (tokens) => post({ id, type: 'started', tokens });
   if (rt) rt.bridge.cancelled = false;
   try {
