@@ -16,7 +16,7 @@ localhost (with the cross-origin-isolation headers) and measures:
   storage on disk (an incognito context keeps it in memory);
 * decode-1 / verify-6 / prefill-30 (predicting from its last row) with 1 and 2
   threads, timed in the worker around onnxruntime-web alone by the same
-  harness (docs/assets/onepass/runtime/harness.js) as the Node checks, the same passes
+  harness (runtime/harness.js) as the Node checks, the same passes
   natively, their ratios, and the bridge's cost per pass (Python to
   JavaScript and back, with the conversions);
 * step 5's three examples as its panel runs them (2 threads, the page's

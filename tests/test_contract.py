@@ -16,7 +16,7 @@ from onepass.contract import ERRORS, REQUESTS, RESULTS, PassEvent, keys, wire
 from onepass.editable import DEFAULT_SOURCE
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = sorted((ROOT / "docs" / "assets" / "onepass").rglob("*.js"))
+SCRIPTS = sorted([*(ROOT / "docs" / "assets" / "onepass").rglob("*.js"), *(ROOT / "runtime").glob("*.js")])
 FIELDS = {wire(kind): {wire(f.name) for f in dataclasses.fields(cls)} for kind, cls in REQUESTS.items()}
 # Where a page, the client or the worker writes a request: the kind, then the literal object of its fields.
 WRITTEN = re.compile(r"(?:(?<!channel\.)\b(?:execute|request|build|run)\(|\[)\s*'(\w+)',\s*\{")

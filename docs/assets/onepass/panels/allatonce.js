@@ -6,9 +6,9 @@
  */
 import { request } from '../runtime/client.js';
 import { DEFAULTS } from './defaults.js';
-import { button, el, visible } from './dom.js';
+import { button, el, visible } from '../dom.js';
 import { panelRunner } from './runs.js';
-import { widePassReadout } from '../pass-cost.js';
+import { widePassReadout } from '../widgets/pass-cost.js';
 
 export const DEFAULT_TEXT = DEFAULTS['all-at-once'].text;
 const { measureSizes: SIZES, measureRuns: RUNS } = DEFAULTS['all-at-once'];

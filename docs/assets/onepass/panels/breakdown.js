@@ -6,7 +6,7 @@
  * next, so its time overlaps theirs: it gets a row and a share, but is not subtracted from "everything else".
  */
 import { median, TIMING } from '../runtime/client.js';
-import { el } from './dom.js';
+import { el } from '../dom.js';
 
 // The worker's parts are the contract's (py/onepass/contract.py's TIMING); the page's is its own.
 const LABELS = {

@@ -3,7 +3,7 @@
  * time went (breakdown.js). "Profile" runs step 5's Capitals example with prompt lookup, always live, so the
  * breakdown is measured again on this machine.
  */
-import { button, el } from './dom.js';
+import { button, el } from '../dom.js';
 import { breakdownTable, summarise } from './breakdown.js';
 import { DEFAULTS } from './defaults.js';
 import { runFrame } from './runs.js';

@@ -4,7 +4,7 @@
  * guess right throughout earns the token after it for free (the bonus).
  */
 import { DEFAULTS } from './defaults.js';
-import { button, el, ms, visible } from './dom.js';
+import { button, el, ms, visible } from '../dom.js';
 import { recordLastPass, traces } from './model.js';
 import { legend, passTokens } from './passview.js';
 import { panelRunner, quietRun } from './runs.js';

@@ -4,7 +4,7 @@
  * the figures other pages read from localStorage.
  */
 import { median, readManifest, runtime } from '../runtime/client.js';
-import { el, button, formatBytes } from './dom.js';
+import { el, button, formatBytes } from '../dom.js';
 import { KEYS, PROGRESS_EVENT, SITE_ROOT, forget, read, write } from '../store.js';
 import { fit, measured } from '../estimate.js';
 import { keepForOffline } from '../offline.js';

@@ -17,7 +17,7 @@
  */
 import { request as build, runtime } from '../runtime/client.js';
 import { cachedOr } from './cache.js';
-import { button, el, ms } from './dom.js';
+import { button, el, ms } from '../dom.js';
 import { modelStatus, recordLastPass, traces } from './model.js';
 import { PassView } from './passview.js';
 

@@ -9,7 +9,7 @@
  */
 import { loadChart } from '../libs.js';
 import { DEFAULTS } from './defaults.js';
-import { button, el, visible } from './dom.js';
+import { button, el, visible } from '../dom.js';
 import { panelRunner } from './runs.js';
 
 const { words: PRESET_WORDS, presets: PRESETS, text: LIVE_TEXT, draws: DRAWS } = DEFAULTS.sampling;
