@@ -10,7 +10,7 @@ import { OnepassError } from './errors.js';
 export { OnepassError };
 export { readManifest } from './loader.js'; // the site's manifest, read before the model loads (the model card)
 export { median } from './harness.js'; // one median for the runtime's timings and the pages' figures
-export const { modes: MODES, timing: TIMING, errors: ERRORS } = CONTRACT;
+export const { timing: TIMING } = CONTRACT; // the parts of a pass's time, as "Under the hood" draws them
 
 const CANCEL_GRACE_MS = 500; // then Python is interrupted
 const CANCEL_DEADLINE_MS = 1500; // then the worker is replaced: Cancel ends any run within 2 s
@@ -22,11 +22,12 @@ const SILENT_MS = 120_000;
 // Requests that run Python or the model, which Cancel stops.
 const RUNS = new Set([...Object.keys(CONTRACT.requests), 'bench', 'positionIndependence']);
 
-/** The fields of a `kind` request a page asks for (a field the contract lacks is an error). */
-function unknownFields(kind, fields) {
+/** What the contract lacks of a `kind` request of `fields` (the kind itself, or fields), in words; '' if nothing. */
+function lacking(kind, fields) {
   const spec = CONTRACT.requests[kind];
-  if (!spec) return [`a request kind "${kind}"`];
-  return Object.keys(fields).filter((name) => !(name in spec.fields));
+  if (!spec) return `there is no ${kind} request: the contract has ${Object.keys(CONTRACT.requests).join(', ')}`;
+  const unknown = Object.keys(fields).filter((name) => !(name in spec.fields));
+  return unknown.length ? `the ${kind} request has no ${unknown.join(', ')}` : '';
 }
 
 /**
@@ -36,8 +37,8 @@ function unknownFields(kind, fields) {
  * @param {Object} fields
  */
 export function request(kind, fields = {}) {
-  const unknown = unknownFields(kind, fields);
-  if (unknown.length) throw new OnepassError('error', `the ${kind} request has no ${unknown.join(', ')}`);
+  const lacks = lacking(kind, fields);
+  if (lacks) throw new OnepassError('error', lacks);
   const defaults = Object.entries(CONTRACT.requests[kind].fields).filter(([, value]) => value !== null);
   const given = Object.entries(fields).filter(([, value]) => value !== undefined);
   return Object.fromEntries([...defaults, ...given]);
@@ -209,8 +210,8 @@ export class Runtime {
    * A field the contract lacks is refused here, before anything runs.
    */
   run(kind, fields, onEvent = null) {
-    const unknown = unknownFields(kind, fields);
-    if (unknown.length) return Promise.reject(new OnepassError('error', `the ${kind} request has no ${unknown.join(', ')}`));
+    const lacks = lacking(kind, fields);
+    if (lacks) return Promise.reject(new OnepassError('error', lacks));
     return this.request(kind, { request: fields }, onEvent);
   }
 

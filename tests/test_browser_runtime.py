@@ -94,3 +94,20 @@ def test_position_independence_holds_in_chromium(page, tiny_server, tiny_export,
     load_runtime(page, tiny_server.url)
     result = page.evaluate("([ids, cases]) => window.onepass().positionIndependence(ids, cases)", [ids, cases(len(ids))])
     assert result["all_identical"], result["checks"]
+
+
+def test_a_field_the_contract_lacks_is_refused_by_the_client_and_by_python(page, tiny_server):
+    load_runtime(page, tiny_server.url)
+    refused = page.evaluate("""async () => {
+        const rt = window.onepass();
+        const code = (p) => p.then(() => 'ran', (e) => [e.code, e.message]);
+        return [
+            await code(rt.run('generate', {text: 'one two', maxnew: 3})),  // the client's check
+            await code(rt.run('nonsense', {})),
+            // Past the client (as a page that bypassed run would post it): Python's check, with the same words.
+            await code(rt.request('generate', {request: {text: 'one two', maxnew: 3}})),
+        ];
+    }""")
+    assert refused[0] == ["error", "the generate request has no maxnew"]
+    assert refused[1][0] == "error" and "there is no nonsense request" in refused[1][1]
+    assert refused[2][0] == "input" and "'maxnew'" in refused[2][1]
