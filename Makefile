@@ -11,7 +11,7 @@ CHROMIUM := /usr/bin/chromium
 export ONEPASS_CACHE ?= $(HOME)/.cache/onepass
 export HF_HUB_DISABLE_TELEMETRY := 1
 
-.PHONY: setup model site serve test bench bench-browser screenshots clean
+.PHONY: setup model site serve check test bench bench-browser screenshots clean
 
 setup: $(VENV)/.installed node_modules/.installed $(CHROMIUM)
 
@@ -19,10 +19,12 @@ $(CHROMIUM):
 	apt-get update
 	apt-get install -y chromium
 
-$(VENV)/.installed: requirements.txt
+# The lesson's Python (py/) is installed in place, so everything imports `onepass` without touching sys.path.
+$(VENV)/.installed: requirements.txt py/pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e py
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
@@ -41,6 +43,13 @@ site: build/.dir model
 serve: site
 	$(PY) tools/serve.py --dir site --port $(PORT)
 
+# The quick loop (under a minute, warm): both linters (ruff.toml holds the rules and the one line length; eslint.config.js),
+# then the tests that need no Chromium, no real model and take no seconds each (pytest.ini's markers).
+check: setup
+	$(PY) -m ruff check --quiet .
+	npx --no-install eslint --quiet .
+	ONEPASS_SKIP_REAL=1 $(PY) -m pytest -q -m "not browser and not real and not slow"
+
 # ONEPASS_SKIP_REAL=1 skips the real model's tests (tests/conftest.py), so the real model is not built either.
 test: setup
 	$(PY) -m model_export --source tiny
@@ -50,14 +59,14 @@ endif
 	$(PY) -m pytest
 
 bench: setup
-	$(PY) benchmarks/bench_export.py --source "$(SOURCE)"
+	$(PY) -m benchmarks.bench_export --source "$(SOURCE)"
 
 bench-browser: setup
-	$(PY) benchmarks/bench_browser.py --source "$(SOURCE)"
+	$(PY) -m benchmarks.bench_browser --source "$(SOURCE)"
 
 # Every page at desktop and phone width, light and dark, into build/screenshots/ (tiny model unless ONEPASS_MODEL_DIR is set).
 screenshots: setup build/.dir
-	$(PY) tools/screenshots.py --out build/screenshots
+	$(PY) -m tools.screenshots --out build/screenshots
 
 build/.dir:
 	mkdir -p build && touch $@

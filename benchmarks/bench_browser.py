@@ -1,6 +1,6 @@
 """The browser runtime's speed in headless Chromium, against native onnxruntime on the same files.
 
-    .venv/bin/python benchmarks/bench_browser.py [--source default] [--baseline EXPORT] [--loads-only]
+    .venv/bin/python -m benchmarks.bench_browser [--source default] [--baseline EXPORT] [--loads-only]
                                                                          (or: make bench-browser)
 
 Builds the site with the export into a temporary folder, serves it on
@@ -16,7 +16,7 @@ localhost (with the cross-origin-isolation headers) and measures:
   storage on disk (an incognito context keeps it in memory);
 * decode-1 / verify-6 / prefill-30 (predicting from its last row) with 1 and 2
   threads, timed in the worker around onnxruntime-web alone by the same
-  harness (docs/assets/onepass/runtime/harness.js) as the Node checks, the same passes
+  harness (runtime/harness.js) as the Node checks, the same passes
   natively, their ratios, and the bridge's cost per pass (Python to
   JavaScript and back, with the conversions);
 * step 5's three examples as its panel runs them (2 threads, the page's
@@ -54,15 +54,14 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "py")]
+from benchmarks.memory import MemorySampler
+from benchmarks.peers import held_ids, peer_figures
+from model_export.build import build
+from model_export.check import load, speed
+from onepass.examples import EXAMPLES
+from tools.site import CHROMIUM, CHROMIUM_ARGS, Server, ThrottledProxy, build_site
 
-from benchmarks.memory import MemorySampler  # noqa: E402
-from benchmarks.peers import held_ids, peer_figures  # noqa: E402
-from model_export.build import build  # noqa: E402
-from model_export.check import load, speed  # noqa: E402
-from onepass.examples import EXAMPLES  # noqa: E402
-from tools.site import CHROMIUM, CHROMIUM_ARGS, Server, ThrottledProxy, build_site  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 THREADS = (1, 2)
 WARM_LOADS = 3
@@ -93,7 +92,7 @@ def open_runtime(context, url: str, threads: int | None = None) -> tuple[object,
 
 
 def first_pass(page) -> None:
-    page.evaluate("() => window.onepass().generate({text: 'Hello', maxNew: 1})")
+    page.evaluate("() => window.onepass().run('generate', {text: 'Hello', maxNew: 1})")
 
 
 def seconds(timings: dict) -> dict:
@@ -120,7 +119,7 @@ def example_race(page) -> dict:
             for mode in times:
                 run = page.evaluate("""async ([text, mode, maxNew]) => {
                     const began = performance.now();
-                    const run = await window.onepass().generate({text, mode, maxNew});
+                    const run = await window.onepass().run('generate', {text, mode, maxNew});
                     return {seconds: (performance.now() - began) / 1000, text: run.text, passes: run.passes.length};
                 }""", [example["prompt"], mode, example["max_new"]])
                 times[mode].append(run["seconds"])
@@ -173,7 +172,7 @@ def load_figures(context, url: str, ids: list[int]) -> dict:
         info["timings"].update(load_call=info["load_call_s"], first_pass=time.perf_counter() - passed)
         figures["cold_load_to_first_pass_s"] = round(time.perf_counter() - began, 2)
     with MemorySampler(browser) as run:
-        page.evaluate("() => window.onepass().generate({text: 'Hello', maxNew: 16})")
+        page.evaluate("() => window.onepass().run('generate', {text: 'Hello', maxNew: 16})")
     figures["memory"] = {"load": load.figures, "run": run.figures}
     # Passes of one and two tokens first (what the first pass and the run above took, about): ort's heap with the
     # model loaded; then the benchmark's passes (a 32-token past, 6 more, a 30-token prefill).

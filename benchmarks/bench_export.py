@@ -1,6 +1,6 @@
 """Size, quality and speed of an export, natively and in onnxruntime-web's WASM build.
 
-    .venv/bin/python benchmarks/bench_export.py [--source default] [--baseline EXPORT]
+    .venv/bin/python -m benchmarks.bench_export [--source default] [--baseline EXPORT]
 
 Prints figures; asserts nothing (targets live in the closing notes and README,
 not in timed tests). Speed is the median of repeated passes after a warm-up:
@@ -18,11 +18,10 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "py")]
+from model_export.build import build
+from model_export.check import load, position_independence, quality, speed, wasm
 
-from model_export.build import build  # noqa: E402
-from model_export.check import load, position_independence, quality, speed, wasm  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> None:

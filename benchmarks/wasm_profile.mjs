@@ -17,8 +17,8 @@ import { parseArgs } from 'node:util';
 
 import * as ort from 'onnxruntime-web';
 
-import { OnnxBridge } from '../docs/assets/onepass/runtime/bridge.js';
-import { median, passTimes, SESSION_OPTIONS } from '../docs/assets/onepass/runtime/harness.js';
+import { OnnxBridge } from '../runtime/bridge.js';
+import { median, passTimes, SESSION_OPTIONS } from '../runtime/harness.js';
 import { readExport } from '../model_export/read_export.mjs';
 
 const RUNS = 10;

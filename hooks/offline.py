@@ -16,13 +16,11 @@ import hashlib
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from hooks.headers import ISOLATION
 
-from hooks.headers import ISOLATION  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 NODE_MODULES = ROOT / "node_modules"
 TEMPLATE = Path(__file__).with_name("sw.js")
 BUILD_PLACEHOLDER = "__ONEPASS_BUILD__"

@@ -1,28 +1,92 @@
-"""MkDocs build hook: the panels' defaults, decided in Python, as a JavaScript module of the built site.
+"""MkDocs build hook: what Python decides for the pages, written into the built site as JavaScript modules.
 
-Each model panel's starting text and settings, and step 5's examples and
-editable proposer, are written once, in ``onepass.panels`` (``DEFAULTS``),
-which the build's traces (``hooks/traces.py``) run too. This writes them to
-``site/assets/onepass/panels/defaults.js`` (``export const DEFAULTS = {...};``)
-for the panels to import, with or without a model. It is listed before
-``hooks/headers.py`` and ``hooks/offline.py``, so the service worker precaches
-it with the other assets.
+- ``site/assets/onepass/panels/defaults.js``: each model panel's starting text
+  and settings, and step 5's examples and editable proposer (``onepass.panels``'
+  ``DEFAULTS``, which the build's traces, ``hooks/traces.py``, run too);
+- ``site/assets/onepass/runtime/contract.js``: the contract between the pages
+  and Python (``onepass.contract``): every kind of request with its fields and
+  defaults, the modes, the timing parts, the error codes, the keys of each
+  result, and their JSDoc types, for the runtime's client and worker.
+
+Both are written with or without a model. This hook is listed before
+``hooks/headers.py`` and ``hooks/offline.py``, so the service worker precaches them with the other assets.
 """
 
 import json
-import sys
+import types
+import typing
+from dataclasses import fields
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "py"))
-
-from onepass.panels import DEFAULTS  # noqa: E402
+from onepass import contract
+from onepass.panels import DEFAULTS
 
 MODULE = Path("assets", "onepass", "panels", "defaults.js")
+CONTRACT = Path("assets", "onepass", "runtime", "contract.js")
+PLAIN = {str: "string", int: "number", float: "number", bool: "boolean", type(None): "null", typing.Any: "*"}
+
+
+def jsdoc(hint) -> str:
+    """A Python type hint as a JSDoc type."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint in PLAIN:
+        return PLAIN[hint]
+    if origin is typing.Literal:
+        return "(" + "|".join(json.dumps(arg) for arg in args) + ")"
+    if origin in (typing.Union, types.UnionType):
+        return "(" + "|".join(jsdoc(arg) for arg in args) + ")"
+    if origin is list:
+        return f"Array<{jsdoc(args[0])}>"
+    if origin is dict:
+        return f"Object<{jsdoc(args[0])}, {jsdoc(args[1])}>"
+    if typing.is_typeddict(hint):
+        return hint.__name__
+    raise TypeError(f"no JSDoc type for {hint!r}")
+
+
+def typedef(name: str, hints: dict, optional: set[str]) -> str:
+    """``@typedef {Object} name`` with one ``@property`` per key (``[key]`` when it may be left out)."""
+    lines = [f"/**\n * @typedef {{Object}} {name}"]
+    for key, hint in hints.items():
+        wire = key.removesuffix("_")
+        lines.append(f" * @property {{{jsdoc(hint)}}} {f'[{wire}]' if key in optional else wire}")
+    return "\n".join(lines) + "\n */"
+
+
+def given(hint):
+    """A required field's type: what a page must send (the ``None`` of its default only marks it required)."""
+    args = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+    return args[0] if typing.get_origin(hint) in (typing.Union, types.UnionType) and len(args) == 1 else hint
+
+
+def typedefs() -> list[str]:
+    """Every request (its fields optional where they have a default), every result and event, as JSDoc."""
+    docs = []
+    for cls in contract.REQUESTS.values():
+        hints = typing.get_type_hints(cls)
+        docs.append(typedef(cls.__name__ + "Request", {contract.wire(f.name): given(hints[f.name]) for f in fields(cls)},
+                            {contract.wire(f.name) for f in fields(cls) if f.default is not None}))
+    seen = [contract.PassEvent, *contract.RESULTS.values()]
+    for typed in [contract.Match, contract.PassRow, contract.Totals, contract.Verdict, *seen]:
+        hints = typing.get_type_hints(typed, include_extras=True)
+        optional = {key for key, hint in hints.items() if typing.get_origin(hint) is typing.NotRequired}
+        plain = {key: typing.get_args(hint)[0] if key in optional else hint for key, hint in hints.items()}
+        docs.append(typedef(typed.__name__, plain, optional))
+    return docs
+
+
+def contract_module() -> str:
+    return ("/** Written by hooks/panels.py from py/onepass/contract.py: change the contract there. */\n\n"
+            + "\n\n".join(typedefs()) + "\n\n"
+            + f"export const CONTRACT = {json.dumps(contract.described(), indent=2, ensure_ascii=False)};\n")
 
 
 def on_post_build(config):
-    target = Path(config["site_dir"]) / MODULE
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text("/** Written by hooks/panels.py from py/onepass/panels.py (DEFAULTS): change them there. */\n"
-                      f"export const DEFAULTS = {json.dumps(DEFAULTS, indent=2, ensure_ascii=False)};\n")
+    site = Path(config["site_dir"])
+    for path, text in [
+        (MODULE, "/** Written by hooks/panels.py from py/onepass/panels.py (DEFAULTS): change them there. */\n"
+                 f"export const DEFAULTS = {json.dumps(DEFAULTS, indent=2, ensure_ascii=False)};\n"),
+        (CONTRACT, contract_module()),
+    ]:
+        (site / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / path).write_text(text)

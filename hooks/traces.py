@@ -19,17 +19,14 @@ import hashlib
 import json
 import os
 import platform
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "py"))
-sys.path.insert(0, str(ROOT))
+from hooks.model import identity
+from onepass import panels
+from onepass.panels import DEFAULTS
 
-from hooks.model import identity  # noqa: E402
-from onepass import panels  # noqa: E402
-from onepass.panels import DEFAULTS  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 LOOKUP_EXAMPLE = DEFAULTS["lookup"]["examples"][0]  # step 5 opens on its first example
 

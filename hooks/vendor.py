@@ -7,7 +7,7 @@ in ``/`` is a whole folder, such as KaTeX's fonts). Workbox, for the service
 worker, is copied by hooks/offline.py. The lesson's Python (``py/``) is built
 into a wheel that the worker unpacks into Pyodide, so no Python is pasted into
 JavaScript. Python is then started once here, in headless Chromium, with that
-wheel, and saved as a memory snapshot (tools/python_snapshot.py) that the
+wheel, and saved as a memory snapshot (hooks/python_snapshot.py) that the
 worker starts from in a fraction of the time. ``site/vendor/runtime.json`` tells the worker
 the file names. Nothing is fetched from a CDN.
 """
@@ -72,14 +72,12 @@ def build_wheel(vendor: Path) -> str:
 
 
 def python_snapshot(vendor: Path, wheel: str) -> dict | None:
-    """Python started once with the wheel and saved in ``vendor/pyodide/`` (tools/python_snapshot.py), or None.
+    """Python started once with the wheel and saved in ``vendor/pyodide/`` (hooks/python_snapshot.py), or None.
 
     Its name is its content's sha256, so a browser never pairs an old snapshot with a new wheel (the service
     worker also caches vendor/pyodide/ per build). Without Chromium there is none: the worker starts plainly.
     """
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from tools import python_snapshot
+    from hooks import python_snapshot
 
     if not python_snapshot.available():
         print("hooks/vendor.py: no Chromium, so no Python snapshot: the site's Python starts plainly", file=sys.stderr)

@@ -63,7 +63,7 @@ def cases(n: int) -> list[dict]:
     """The position-independence checks over ``n`` tokens: the one list both harnesses run.
 
     Natively ``position_independence`` runs it; under WASM (Node and the browser)
-    docs/assets/onepass/runtime/harness.js is handed the same list. A case is a
+    runtime/harness.js is handed the same list. A case is a
     fresh pass over the first ``length`` tokens that predicts from row
     ``rows_from``, or a prefill of ``prefill`` tokens then KV-cache steps of
     ``step``; either must give the full pass's rows bit for bit.

@@ -1,7 +1,7 @@
 /**
  * Position-independence check (and, with --bench, pass times) for an export under onnxruntime-web's WASM
- * backend in Node: the same harness the pages' worker uses (docs/assets/onepass/runtime/harness.js), on the same
- * bridge (docs/assets/onepass/runtime/bridge.js) and session options, so Node and the browser check one thing.
+ * backend in Node: the same harness the pages' worker uses (runtime/harness.js), on the same
+ * bridge (runtime/bridge.js) and session options, so Node and the browser check one thing.
  *
  * Usage: node model_export/wasm_check.mjs --model DIR --check CHECK_JSON_FILE [--threads N] [--bench]
  *   DIR holds manifest.json and the graph it names (model.ort); CHECK_JSON_FILE is {ids, cases}: the token ids and the checks to run
@@ -15,8 +15,8 @@ import { parseArgs } from 'node:util';
 
 import * as ort from 'onnxruntime-web';
 
-import { OnnxBridge } from '../docs/assets/onepass/runtime/bridge.js';
-import { passTimes, positionIndependence, SESSION_OPTIONS } from '../docs/assets/onepass/runtime/harness.js';
+import { OnnxBridge } from '../runtime/bridge.js';
+import { passTimes, positionIndependence, SESSION_OPTIONS } from '../runtime/harness.js';
 import { readExport } from './read_export.mjs';
 
 // onnxruntime's WASM module writes through console.log; keep stdout for the one JSON result.

@@ -51,12 +51,19 @@ def held_text() -> str:
     return (DATA / "held_text.txt").read_text()
 
 
+# A test of issue 25's files (changing in parallel) that builds the tiny draft twice, about 30 s: slow, named here.
+SLOW = {"test_draft_build.py::test_the_built_draft_keeps_the_interface_and_a_rebuild_gives_the_same_bytes"}
+
+
 def pytest_collection_modifyitems(items):
     """Mark each test by what it needs, so a subset is one ``-m`` away (see DEVELOPERS.md):
-    ``browser`` drives Chromium, ``real`` needs the real 0.5B model."""
+    ``browser`` drives Chromium, ``real`` needs the real 0.5B model, and one that needs the built site or the tiny
+    draft model (which is trained first) is ``slow``."""
     for item in items:
         needs = set(item.fixturenames)
         if needs & {"chromium", "page"}:
             item.add_marker(pytest.mark.browser)
+        if needs & {"tiny_site", "tiny_server", "tiny_draft", "draft_model"} or f"{item.path.name}::{item.originalname}" in SLOW:
+            item.add_marker(pytest.mark.slow)
         if "real_export" in needs:
             item.add_marker(pytest.mark.real)

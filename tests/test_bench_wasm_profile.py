@@ -4,6 +4,10 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # Node profiles the passes
+
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "wasm_profile.mjs"
 
 

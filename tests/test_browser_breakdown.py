@@ -35,7 +35,8 @@ def hood(page, tiny_server):
 def breakdown(page) -> dict:
     return page.evaluate("""() => {
         const table = document.querySelector('[data-onepass-panel=generate] .onepass-breakdown table');
-        const parts = Object.fromEntries([...table.querySelectorAll('tbody tr')].map((tr) => [tr.dataset.part, Number(tr.dataset.seconds)]));
+        const parts = Object.fromEntries([...table.querySelectorAll('tbody tr')]
+            .map((tr) => [tr.dataset.part, Number(tr.dataset.seconds)]));
         return {wall: Number(table.dataset.wall), drawing: Number(table.dataset.drawing), parts, caption: table.caption.textContent,
                 heads: [...table.querySelectorAll('thead th[scope=col]')].map((th) => th.textContent),
                 rows: [...table.querySelectorAll('tbody th[scope=row]')].length};
@@ -54,7 +55,7 @@ def test_every_pass_carries_its_timing_and_the_moment_it_was_sent(hood):
     got = hood.evaluate("""async () => {
         const passes = [];
         const before = performance.timeOrigin + performance.now();
-        const run = await window.onepass().generate({text: 'one two three one two three one two', mode: 'lookup', maxNew: 12},
+        const run = await window.onepass().run('generate', {text: 'one two three one two three one two', mode: 'lookup', maxNew: 12},
             (m) => { if (m.type === 'pass') passes.push({...m, received: performance.timeOrigin + performance.now()}); });
         return {passes, before, after: performance.timeOrigin + performance.now(), count: run.totals.passes};
     }""")

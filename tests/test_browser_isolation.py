@@ -14,7 +14,7 @@ from tests.browser import Server, offline_page
 pytest_plugins = ["tests.browser"]
 
 TEXT = "The capital of France is Paris. The capital of Italy is"
-GREEDY = "(text) => window.onepass().generate({text, mode: 'greedy', maxNew: 8})"
+GREEDY = "(text) => window.onepass().run('generate', {text, mode: 'greedy', maxNew: 8})"
 
 
 @pytest.fixture(scope="module")

@@ -165,7 +165,7 @@ def test_where_opfs_is_refused_the_model_is_kept_in_the_cache_api(chromium, tiny
         open_page(page, server)
         assert page.evaluate(LOAD) == "loaded"
         assert fetched == []
-        assert page.evaluate("() => window.onepass().generate({text: 'Hello', maxNew: 3})")["tokens"]
+        assert page.evaluate("() => window.onepass().run('generate', {text: 'Hello', maxNew: 3})")["tokens"]
 
 
 def test_a_model_worker_that_fails_to_start_is_a_plain_retryable_error(chromium, tiny_site, tmp_path):
@@ -205,7 +205,7 @@ def test_a_broken_python_snapshot_falls_back_to_a_plain_start(chromium, tiny_sit
         open_page(page, server)
         info = page.evaluate("() => window.onepass().load()")
         assert info["pythonSnapshot"] is False
-        result = page.evaluate("() => window.onepass().generate({text: 'Hello', maxNew: 3})")
+        result = page.evaluate("() => window.onepass().run('generate', {text: 'Hello', maxNew: 3})")
         assert result["tokens"]
     assert errors == []
 
@@ -355,7 +355,7 @@ def test_a_tab_waiting_for_another_tabs_download_says_so_and_its_run_is_not_take
             second.evaluate("""() => {
                 const rt = window.onepass();
                 rt.silentMs = 3000;
-                window.ran = rt.generate({text: 'one two', maxNew: 2}).then(() => 'ran', (e) => e.code);
+                window.ran = rt.run('generate', {text: 'one two', maxNew: 2}).then(() => 'ran', (e) => e.code);
             }""")
             second.wait_for_function(
                 "() => document.querySelector('.onepass-card-progress')?.textContent.includes('another tab is downloading')")
@@ -387,7 +387,7 @@ def test_where_the_host_sends_the_chunks_with_content_encoding_gzip_the_plain_by
         try:
             assert sorted(fetched) == sorted(chunk["name"] for chunk in chunks(tiny_site))
             assert stored_chunks(page) == {chunk["name"] for chunk in chunks(tiny_site)}
-            assert page.evaluate("() => window.onepass().generate({text: 'Hello', maxNew: 3})")["tokens"]
+            assert page.evaluate("() => window.onepass().run('generate', {text: 'Hello', maxNew: 3})")["tokens"]
         finally:
             page.context.close()
 

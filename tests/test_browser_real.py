@@ -45,11 +45,11 @@ def test_drafted_equals_greedy_in_the_browser_on_the_real_model(real_page, real_
     agreeing = total = 0
     for number, text in enumerate(PROMPTS):
         request = {"text": text, "maxNew": MAX_NEW, "mode": "greedy", "kvCache": True}
-        reference = real_page.evaluate("(r) => window.onepass().generate(r)", request)
+        reference = real_page.evaluate("(r) => window.onepass().run('generate', r)", request)
         # The reader's guess: right for a few tokens, then wrong.
         guess = tokenizer.decode(reference["tokens"][:3]) + " and so on"
         for mode, kv_cache in MODES:
-            run = real_page.evaluate("(r) => window.onepass().generate(r)",
+            run = real_page.evaluate("(r) => window.onepass().run('generate', r)",
                                      {**request, "mode": mode, "kvCache": kv_cache, "guess": guess, "seed": number})
             assert run["tokens"] == reference["tokens"], (text, mode, kv_cache)
             assert run["totals"]["passes"] <= reference["totals"]["passes"]

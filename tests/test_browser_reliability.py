@@ -208,14 +208,14 @@ def test_the_runtime_refuses_requests_over_its_limits_in_plain_words(panels):
         const rt = window.onepass();
         const code = (p) => p.then(() => 'ran', (e) => [e.code, e.message, e.retryable]);
         return [
-            await code(rt.generate({text: 'one two', maxNew: 1e9})),
-            await code(rt.generate({text: 'one two', maxNew: -3})),
-            await code(rt.generate({text: 'one two', maxNew: 'lots'})),
-            await code(rt.generate({text: 'one two', mode: 'nonsense'})),
-            await code(rt.generate({text: 'x'.repeat(50000)})),
-            await code(rt.measure('one two', [100000], 5)),
-            await code(rt.measure('one two', [5], 1e6)),
-            await code(rt.sample([1, 1], [1, 1], 1e12, 1)),
+            await code(rt.run('generate', {text: 'one two', maxNew: 1e9})),
+            await code(rt.run('generate', {text: 'one two', maxNew: -3})),
+            await code(rt.run('generate', {text: 'one two', maxNew: 'lots'})),
+            await code(rt.run('generate', {text: 'one two', mode: 'nonsense'})),
+            await code(rt.run('generate', {text: 'x'.repeat(50000)})),
+            await code(rt.run('measure', {text: 'one two', sizes: [100000], runs: 5})),
+            await code(rt.run('measure', {text: 'one two', sizes: [5], runs: 1e6})),
+            await code(rt.run('sample', {p: [1, 1], q: [1, 1], draws: 1e12, seed: 1})),
         ];
     }""")
     for code, message, retryable in refused:
@@ -246,7 +246,8 @@ def test_a_proposer_that_closes_its_worker_is_noticed_and_the_next_run_works(pan
 def test_a_worker_killed_from_the_page_is_noticed_and_the_next_run_works(panels):
     set_proposer(panels, "import time\n\ndef propose(text):\n    time.sleep(0.5)\n    return []\n")
     panel(panels, "lookup").locator(".onepass-run-mine").click()
-    panels.wait_for_function("() => document.querySelector('[data-onepass-panel=lookup] .onepass-status').textContent.includes('Reading your')")
+    panels.wait_for_function("() => document.querySelector('[data-onepass-panel=lookup] .onepass-status')"
+                             ".textContent.includes('Reading your')")
     panels.evaluate("window.onepass().worker.terminate()")  # the test's hook: the worker ends as if it had crashed
     assert lookup_state(panels) == "error"
     assert "was restarted" in panel(panels, "lookup").inner_text()
@@ -309,7 +310,8 @@ def test_a_python_that_failed_for_good_is_replaced_at_once(panels, source, words
 def test_cancel_stops_a_stuck_proposer_within_two_seconds(panels, body):
     set_proposer(panels, f"def propose(text):\n{body}    return []\n")
     panel(panels, "lookup").locator(".onepass-run-mine").click()
-    panels.wait_for_function("() => document.querySelector('[data-onepass-panel=lookup] .onepass-status').textContent.includes('Reading your')")
+    panels.wait_for_function("() => document.querySelector('[data-onepass-panel=lookup] .onepass-status')"
+                             ".textContent.includes('Reading your')")
     panels.wait_for_timeout(500)
     began = time.monotonic()
     panel(panels, "lookup").locator(".onepass-cancel").click()
@@ -323,7 +325,8 @@ def test_a_long_run_shows_its_seconds_ticking(panels):
     panels.evaluate("""() => {
         window.said = [];
         const status = document.querySelector('[data-onepass-panel=lookup] .onepass-status');
-        new MutationObserver(() => window.said.push(status.textContent)).observe(status, {childList: true, characterData: true, subtree: true});
+        new MutationObserver(() => window.said.push(status.textContent))
+            .observe(status, {childList: true, characterData: true, subtree: true});
     }""")
     set_proposer(panels, "import time\n\ndef propose(text):\n    time.sleep(0.4)\n    return []\n")
     panel(panels, "lookup").locator(".onepass-run-mine").click()
@@ -351,7 +354,8 @@ def test_thirty_runs_do_not_grow_the_tabs_memory(chromium, tiny_server):
         page.goto(tiny_server.url + "runtime/")
         page.wait_for_function("() => window.onepass !== undefined")
         page.evaluate("() => window.onepass().load()")
-        run = """(i) => window.onepass().generate({text: `Run number ${i}: one two three one two`, mode: i % 2 ? 'lookup' : 'greedy', maxNew: 24})"""
+        run = """(i) => window.onepass().run('generate',
+            {text: `Run number ${i}: one two three one two`, mode: i % 2 ? 'lookup' : 'greedy', maxNew: 24})"""
         for i in range(3):  # warm-up: the first runs grow the heaps to their working size
             page.evaluate(run, -i - 1)
         before = renderer_memory()

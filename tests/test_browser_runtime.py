@@ -24,7 +24,7 @@ MAX_NEW = 12
 
 
 def generate(page, text: str, mode: str, kv_cache: bool, guess: str = "") -> dict:
-    return page.evaluate("(r) => window.onepass().generate(r)",
+    return page.evaluate("(r) => window.onepass().run('generate', r)",
                          {"text": text, "mode": mode, "kvCache": kv_cache, "maxNew": MAX_NEW, "guess": guess})
 
 
@@ -79,8 +79,8 @@ def test_a_second_run_is_refused_and_a_run_can_be_cancelled(page, tiny_server):
     load_runtime(page, tiny_server.url)
     outcome = page.evaluate("""async () => {
         const rt = window.onepass();
-        const first = rt.generate({text: 'one two three', maxNew: 200}).then(() => 'finished', (e) => e.code);
-        const second = await rt.generate({text: 'again', maxNew: 2}).then(() => 'ran', (e) => e.code);
+        const first = rt.run('generate', {text: 'one two three', maxNew: 200}).then(() => 'finished', (e) => e.code);
+        const second = await rt.run('generate', {text: 'again', maxNew: 2}).then(() => 'ran', (e) => e.code);
         await rt.cancel();
         return {first: await first, second};
     }""")
@@ -94,3 +94,20 @@ def test_position_independence_holds_in_chromium(page, tiny_server, tiny_export,
     load_runtime(page, tiny_server.url)
     result = page.evaluate("([ids, cases]) => window.onepass().positionIndependence(ids, cases)", [ids, cases(len(ids))])
     assert result["all_identical"], result["checks"]
+
+
+def test_a_field_the_contract_lacks_is_refused_by_the_client_and_by_python(page, tiny_server):
+    load_runtime(page, tiny_server.url)
+    refused = page.evaluate("""async () => {
+        const rt = window.onepass();
+        const code = (p) => p.then(() => 'ran', (e) => [e.code, e.message]);
+        return [
+            await code(rt.run('generate', {text: 'one two', maxnew: 3})),  // the client's check
+            await code(rt.run('nonsense', {})),
+            // Past the client (as a page that bypassed run would post it): Python's check, with the same words.
+            await code(rt.request('generate', {request: {text: 'one two', maxnew: 3}})),
+        ];
+    }""")
+    assert refused[0] == ["error", "the generate request has no maxnew"]
+    assert refused[1][0] == "error" and "there is no nonsense request" in refused[1][1]
+    assert refused[2][0] == "input" and "'maxnew'" in refused[2][1]

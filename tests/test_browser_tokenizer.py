@@ -3,9 +3,9 @@
 from tokenizers import Tokenizer
 
 from tests.browser import load_runtime
+from tests.test_tokenizer import VARIED_TEXTS
 
 pytest_plugins = ["tests.browser"]  # the browser fixtures, registered once for the whole session
-from tests.test_tokenizer import VARIED_TEXTS
 
 REPLACEMENT = "\ufffd"
 

@@ -48,6 +48,7 @@ def test_a_gguf_is_named_without_the_quantisation_it_came_from():
     ("missing-file.gguf", "GGUF file not found"),
     ("/nonexistent/folder/or/model", "cannot load"),
 ])
+@pytest.mark.slow
 def test_cli_fails_clearly_on_a_bad_source(source, message):
     result = subprocess.run([sys.executable, "-m", "model_export", "--source", source],
                             capture_output=True, text=True, env={"HF_HUB_OFFLINE": "1", "PATH": ""})
@@ -56,6 +57,7 @@ def test_cli_fails_clearly_on_a_bad_source(source, message):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_tiny_rebuild_is_byte_identical(tiny_export, tmp_path, monkeypatch):
     header = fetch_default_header()  # from the real cache, with the tokenizer built beside it
     monkeypatch.setattr("model_export.tiny.fetch_default_header", lambda: header)
@@ -180,6 +182,7 @@ def test_the_tiny_model_does_not_import_sources():
     assert result.stdout.strip() == "False"
 
 
+@pytest.mark.slow
 def test_a_hugging_face_folder_exports_through_the_same_path(tmp_path, monkeypatch):
     """A local transformers checkpoint (what a hub id downloads to) becomes an export with its own name."""
     from model_export.tiny import load_tiny

@@ -1,21 +1,15 @@
 """``python -m onepass``: traces on the tiny export, and clear errors (exit code 2) for bad input."""
 
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from onepass.cli import main
 
-PY = Path(__file__).parent.parent / "py"
-
-
 def onepass(*args):
-    env = {**os.environ, "PYTHONPATH": str(PY)}
-    return subprocess.run([sys.executable, "-m", "onepass", *args], capture_output=True, text=True, env=env)
+    return subprocess.run([sys.executable, "-m", "onepass", *args], capture_output=True, text=True)
 
 
 def test_missing_model_folder_is_a_clear_error(tmp_path):
@@ -90,6 +84,7 @@ def test_exactness_runs_every_nth_prompt(tiny_export, tmp_path, capsys):
     assert summary["prompts"] == 3 and summary["modes"][0]["identical"] == 3
 
 
+@pytest.mark.slow
 def test_examples_record_every_pass_for_the_estimate(tiny_export, tmp_path, capsys):
     record = tmp_path / "runs.json"
     assert main(["examples", "--model", str(tiny_export), "--record", str(record)]) == 0

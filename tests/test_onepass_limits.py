@@ -16,7 +16,7 @@ from onepass.drafted import drafted
 from onepass.editable import check_draft, compile_proposer
 from onepass.greedy import greedy
 from onepass.limits import MAX_CHARACTERS, MAX_NEW_TOKENS, MAX_PASS_TOKENS, MAX_PROMPT_TOKENS, check_max_new
-from onepass.panels import generate, predict, tokens, verify
+from onepass.panels import generate, measure, predict, verify
 from onepass.seam import Facts, Pass
 
 VOCAB = 1000
@@ -38,7 +38,7 @@ class CountingSession:
     def __init__(self, model: CountingModel, kv_cache: bool):
         self.model, self.kv_cache, self.ids, self.length = model, kv_cache, [], 0
 
-    async def forward(self, new_ids, *, logits=False, rows_from=0):
+    async def forward(self, new_ids, *, logits=False, rows_from=0, hidden=0):
         self.ids = self.ids[:self.length] + list(new_ids)
         self.length = len(self.ids)
         # With the cache off a pass re-reads the whole text, as the browser's uncached session does.
@@ -168,5 +168,7 @@ def test_a_text_must_be_text_and_step_3_measures_checked_ids():
     request = {"text": "one two", "mode": "custom", "kvCache": True, "maxNew": 4, "proposer": 1}
     assert run(generate(model, tokenizer, request, print))["error"]["message"] == "the proposer must be Python source text"
     assert run(verify(model, tokenizer, {"text": 12, "guess": "x"}))["error"]["message"] == "the text must be text"
-    assert json.loads(tokens(tokenizer, "x" * (MAX_CHARACTERS + 1)))["error"]["code"] == "input"
-    assert json.loads(tokens(tokenizer, "ab")) == {"ids": [97, 98]}
+    assert json.loads(measure(tokenizer, {"text": "x" * (MAX_CHARACTERS + 1), "sizes": [1]}))["error"]["code"] == "input"
+    # A short text is repeated until it fills the largest pass.
+    assert json.loads(measure(tokenizer, {"text": "ab", "sizes": [1, 5]})) == {"ids": [97, 98] * 4, "sizes": [1, 5], "runs": 5}
+    assert "from 1 to 20" in json.loads(measure(tokenizer, {"text": "ab", "sizes": [5], "runs": 1e6}))["error"]["message"]

@@ -101,7 +101,8 @@ def test_greedy_passes_appear_one_by_one_with_counters_in_lockstep(panels):
     panels.evaluate("""() => {
         window.seen = [];
         const counters = document.querySelector('[data-onepass-panel=greedy] .onepass-counters');
-        new MutationObserver(() => window.seen.push(counters.textContent)).observe(counters, {childList: true, characterData: true, subtree: true});
+        new MutationObserver(() => window.seen.push(counters.textContent))
+            .observe(counters, {childList: true, characterData: true, subtree: true});
     }""")
     run(panels, "greedy")
     seen = [re.match(r"Passes: (\d+) · tokens: (\d+)", s).groups() for s in panels.evaluate("window.seen")]
@@ -152,8 +153,8 @@ def test_a_second_click_while_running_is_refused(panels):
     # Another panel asking while the worker is busy is refused by the worker itself.
     outcome = panels.evaluate("""async () => {
         const rt = window.onepass();
-        const first = rt.generate({text: 'one two three', maxNew: 60});
-        const second = await rt.predict('again').then(() => 'ran', (e) => e.code);
+        const first = rt.run('generate', {text: 'one two three', maxNew: 60});
+        const second = await rt.run('predict', {text: 'again'}).then(() => 'ran', (e) => e.code);
         await first;
         return second;
     }""")
@@ -233,7 +234,7 @@ def test_an_edited_proposer_changes_the_passes_not_the_text(panels):
     lookup.locator(".onepass-example", has_text="Past tense").click()
     lookup_run(panels)
     greedy_passes = int(lookup.get_attribute("data-greedy-passes"))
-    request = panels.evaluate("""() => window.onepass().generate({text: document.querySelector(
+    request = panels.evaluate("""() => window.onepass().run('generate', {text: document.querySelector(
         '[data-onepass-panel=lookup] .onepass-example-prompt').textContent, mode: 'greedy', maxNew: 64})""")
     # A proposer that knows the answer: far fewer passes, the same text.
     set_proposer(panels, f"ANSWER = {request['prompt'] + request['tokens']}\n\n"
@@ -303,7 +304,7 @@ def test_sampling_on_the_model_s_own_next_token_distribution(panels):
         assert rows.count() == 1 + 10 + 1 and rows.last.locator("td").first.inner_text() == "other"
         assert sum(int(c) for c in sampling.locator(".onepass-count").all_inner_texts()) == 10_000
         assert re.search(r"χ² = [\d.]+ with \d+ degrees of freedom", sampling.locator(".onepass-verdict").inner_text())
-        assert f"p is the model's after \"The capital of France is\"" in sampling.locator(".onepass-status").inner_text()
+        assert "p is the model's after \"The capital of France is\"" in sampling.locator(".onepass-status").inner_text()
     sampling.locator(".onepass-live-text").fill("  ")
     sampling.locator(".onepass-run-live").click()
     # Refused before the run, as every panel refuses an empty text: the words change, not the state.

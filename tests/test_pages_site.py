@@ -210,7 +210,7 @@ def test_the_quiz_explains_keeps_its_score_after_reload_and_the_strip_shows_it(p
 
 def test_the_quiz_answers_are_the_lesson_s(page, site):
     visit(page, site, 8)
-    questions = page.evaluate("""async () => (await import(new URL('assets/onepass/quiz.js', location.origin + '/').href))
+    questions = page.evaluate("""async () => (await import(new URL('assets/onepass/widgets/quiz.js', location.origin + '/').href))
         .QUESTIONS.map(q => ({ id: q.id, right: q.options[q.answer], explain: q.explain }))""")
     answers = {q["id"]: q["right"] for q in questions}
     assert answers == {
@@ -234,7 +234,7 @@ def test_step_3_s_measure_readout_on_fixed_timings(page, site, a, b, factor, rat
     The first row is the lesson's own server figures, 0.19 s and 0.30 s: 3.8×, not 30 · a / b = 19.0×.
     """
     visit(page, site, 1)  # the module needs no model
-    text = page.evaluate("""async (timings) => (await import(new URL('assets/onepass/pass-cost.js', location.origin + '/').href))
+    text = page.evaluate("""async (timings) => (await import(new URL('assets/onepass/widgets/pass-cost.js', location.origin + '/').href))
         .widePassReadout({ narrow: 5, wide: 30, runs: 5, threads: 2, ...timings })""", {"a": a, "b": b})
     assert f"over 5 tokens: {a:.1f} ms; over 30 tokens: {b:.1f} ms (median of 5 runs each, 2 threads)" in text
     assert text.endswith(f"6× the tokens cost {ratio}× the time in this tab: {factor}× cheaper per token than 6 passes over 5.")

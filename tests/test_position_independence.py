@@ -42,6 +42,7 @@ def test_tiny_native_float32_reference(tiny_export, threads):
     assert failures(result) == {}
 
 
+@pytest.mark.slow  # each starts Node
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("prompt", PROMPTS)
 def test_tiny_wasm(tiny_export, prompt, threads):

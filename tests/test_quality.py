@@ -13,6 +13,8 @@ from model_export.check import load, logits, quality
 from model_export.tiny import load_tiny
 from tests.conftest import ids_of
 
+pytestmark = pytest.mark.slow  # PyTorch's reference
+
 
 
 def test_tiny_onnx_float32_matches_pytorch(tiny_export, held_text):

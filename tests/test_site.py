@@ -13,6 +13,8 @@ import yaml
 
 from hooks.model import millions
 
+pytestmark = pytest.mark.slow  # the site is built
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

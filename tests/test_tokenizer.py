@@ -9,6 +9,8 @@ from model_export.sources import fetch_default_gguf
 from model_export.tokenizer import tokenizer_from_gguf
 from tests.conftest import manifest_of
 
+pytestmark = pytest.mark.slow  # the reference tokenizer takes half a minute to load
+
 VARIED_TEXTS = [
     "The capital of France is Paris.",
     "  leading spaces, trailing spaces  \n\n\ttabs\r\nand CRLF",

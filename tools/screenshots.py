@@ -5,7 +5,7 @@ localhost with tools/serve.py, opens every page in Debian's Chromium through pla
 ``build/screenshots/<page>-<desktop|phone>-<light|dark>.png`` (whole pages). The build and the server
 are the browser tests' own (tests/browser.py), so the screenshots show what the tests check.
 
-    make screenshots                       # or: .venv/bin/python tools/screenshots.py [--out DIR]
+    make screenshots                       # or: .venv/bin/python -m tools.screenshots [--out DIR]
 """
 
 import argparse
@@ -15,10 +15,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from tools.site import CHROMIUM, CHROMIUM_ARGS, CONSENTED, Server, build_site
 
-from tools.site import CHROMIUM, CHROMIUM_ARGS, CONSENTED, Server, build_site  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 PAGES = ["", "one-at-a-time/", "all-at-once/", "you-guess/", "copy-and-check/", "the-real-thing/", "name-it/",
          "check-yourself/", "runtime/"]

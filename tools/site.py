@@ -52,10 +52,10 @@ class Server:
             try:
                 urlopen(self.url, timeout=1).close()
                 return
-            except OSError:
+            except OSError as err:
                 if time.monotonic() > deadline or self.process.poll() is not None:
                     self.stop()
-                    raise RuntimeError(f"tools/serve.py did not start on {self.url}")
+                    raise RuntimeError(f"tools/serve.py did not start on {self.url}") from err
                 time.sleep(0.1)
 
     def stop(self) -> None:

@@ -11,6 +11,7 @@ verification still decides what is kept.
 import io
 import tokenize
 
+from .contract import Refusal
 from .drafted import Proposer
 from .limits import MAX_LINE_NAMES, MAX_NEW_TOKENS
 
@@ -28,8 +29,10 @@ DEFAULT_SOURCE = '''def propose(text: list[int]) -> list[int]:
 '''
 
 
-class ProposerError(Exception):
+class ProposerError(Refusal):
     """The reader's proposer could not be used; the message says why, in words for the page."""
+
+    code = "proposer"
 
 
 def compile_proposer(source: str, vocab_size: int) -> Proposer:

@@ -14,12 +14,15 @@ run is the prompt plus what was written plus the draft; ``drafted.cut_draft``
 keeps that within ``MAX_PROMPT_TOKENS + MAX_NEW_TOKENS`` = ``MAX_PASS_TOKENS``.
 """
 
+from .contract import Refusal
+
 MAX_PROMPT_TOKENS = 1024  # the lesson's texts are a few dozen tokens
 MAX_NEW_TOKENS = 256  # the longest panel run writes 96
 MAX_PASS_TOKENS = MAX_PROMPT_TOKENS + MAX_NEW_TOKENS
 # A Qwen2.5 token is rarely longer than a few dozen characters: a longer text is over the token limit anyway,
 # and is refused before the tokenizer spends seconds on it.
 MAX_CHARACTERS = 32 * MAX_PASS_TOKENS
+MAX_MEASURE_RUNS = 20  # step 3's measurement: a median of a few runs is enough
 MAX_DRAWS = 100_000  # step 6's sampling: 10,000 draws take about a second in Pyodide
 # The reader's proposer, per logical line. CPython's parser, reporting the syntax error in a long run of names
 # ("many words many words ..."), recurses once per name; in a Chromium worker that overflowed the JavaScript stack
@@ -28,8 +31,10 @@ MAX_DRAWS = 100_000  # step 6's sampling: 10,000 draws take about a second in Py
 MAX_LINE_NAMES = 500
 
 
-class InputError(ValueError):
+class InputError(Refusal, ValueError):
     """A request this page does not run; the message says why, in words for the reader."""
+
+    code = "input"
 
 
 def check_prompt(prompt: list[int]) -> None:
@@ -64,20 +69,35 @@ def check_guess(prompt: list[int], guess: list[int]) -> None:
                          f"reads up to {MAX_PASS_TOKENS}, so shorten the guess")
 
 
+def check_measure(ids: list[int], sizes, runs) -> tuple[list[int], int]:
+    """Step 3's measurement: ``sizes`` (each a pass's tokens) and ``runs`` per size, within the limits."""
+    if not ids:
+        raise InputError("the text is empty: type a few words to measure a pass over them")
+    if not (isinstance(sizes, list) and sizes and all(is_whole(n, 1, MAX_PROMPT_TOKENS) for n in sizes)):
+        raise InputError(f"each size must be a whole number of tokens from 1 to {MAX_PROMPT_TOKENS}")
+    if not is_whole(runs, 1, MAX_MEASURE_RUNS):
+        raise InputError(f"runs must be a whole number from 1 to {MAX_MEASURE_RUNS}")
+    return [int(n) for n in sizes], int(runs)
+
+
 def check_draws(draws) -> int:
     return whole_number(draws, 1, MAX_DRAWS, "the number of draws")
 
 
 def whole_number(value, low: int, high: int, what: str) -> int:
     """``value`` as an int from ``low`` to ``high``, or an InputError naming ``what`` (a page may send any JSON value)."""
-    # bool is an int in Python, and a whole float such as 2.0 is an ordinary number from JavaScript.
-    whole = not isinstance(value, bool) and (isinstance(value, int) or isinstance(value, float) and value.is_integer())
-    if not whole or not low <= value <= high:
+    if not is_whole(value, low, high):
         raise InputError(f"{what} must be a whole number from {low:,} to {high:,}, not {value!r}")
     return int(value)
+
+
+def is_whole(value, low: int, high: int) -> bool:
+    # bool is an int in Python, and a whole float such as 2.0 is an ordinary number from JavaScript.
+    whole = not isinstance(value, bool) and (isinstance(value, int) or isinstance(value, float) and value.is_integer())
+    return whole and low <= value <= high
 
 
 def as_dict() -> dict:
     """The limits, for the worker (a pass's size, in step 3's measurement) and the pages."""
     return {"prompt_tokens": MAX_PROMPT_TOKENS, "new_tokens": MAX_NEW_TOKENS, "pass_tokens": MAX_PASS_TOKENS,
-            "characters": MAX_CHARACTERS, "draws": MAX_DRAWS}
+            "characters": MAX_CHARACTERS, "draws": MAX_DRAWS, "measure_runs": MAX_MEASURE_RUNS}

@@ -1,41 +1,45 @@
-"""The panel contract: what each model panel of the lesson asks for and what it gets back, written once.
+"""The panels' answers: what each model panel of the lesson gets back for its request, decided once.
 
-The pages' panels (``docs/assets/onepass/panels/``) send the worker the reader's
-request; the worker hands it here, with the model behind the seam and a
-tokenizer (anything with ``encode(text) -> ids`` and ``decode(ids) -> str``),
-posts each pass event, and returns the result to the page. The build's traces
-(``hooks/traces.py``) call the same functions natively, so a recorded run and a
-live one are made by the same code. Here, once:
+The pages' panels build a request of the contract (``contract.py``) and the
+runtime passes it here untouched, as JSON, through ``run``: with the model
+behind the seam and a tokenizer (anything with ``encode(text) -> ids`` and
+``decode(ids) -> str``), posting each pass event, and returning the result, as
+JSON. The build's traces (``hooks/traces.py``) call the same functions
+natively, so a recorded run and a live one are made by the same code. Here, once:
 
 - ``DEFAULTS``: each panel's starting text and settings, and step 5's examples
   and editable proposer (the build writes them into the site as a JavaScript
   module, ``hooks/panels.py``);
 - token labels (each id's own text) and streamed text (whole characters only);
-- the entry points, one per worker request: ``generate``, ``verify``,
-  ``predict``, ``sample``, ``sample_next`` (and ``tokens`` for step 3's
-  measurement). Each takes the reader's text as text, refuses it over a limit
-  (``limits.py``: by its length before tokenizing, then by its tokens), runs the
-  algorithm, and returns JSON: the result, or ``{"error": {code, message}}``
-  when the request is refused.
+- the entry points, one per kind of request, named after it: ``generate``,
+  ``verify``, ``predict``, ``measure`` (which tokenizes and checks; the runtime
+  times the passes), ``sample``, ``sample_next``. Each reads its request by the
+  contract, refuses it over a limit (``limits.py``: a text by its length before
+  tokenizing, then by its tokens), runs the algorithm, and returns JSON: the
+  result, or ``{"error": {code, message}}`` when the request is refused
+  (``contract.Refusal``).
 """
 
 import functools
 import inspect
 import json
 import random
-import time
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Protocol
+
+from . import contract
 
 from .all_at_once import all_at_once
 from .chisquare import chi_square
 from .drafted import drafted
 from .drafts import DRAFTS, draft, target
-from .editable import DEFAULT_SOURCE, ProposerError
+from .contract import MODES, Refusal
+from .editable import DEFAULT_SOURCE
 from .examples import EXAMPLES
 from .greedy import greedy
-from .limits import InputError, as_dict, check_characters, check_draws, check_guess, check_max_new, check_prompt
+from .limits import (InputError, as_dict, check_characters, check_draws, check_guess, check_max_new, check_measure,
+                     check_prompt)
 from .lookup import MAX_DRAFT
 from .proposers import Context, Timed, proposer
 from .sampling import tally
@@ -63,7 +67,7 @@ DEFAULTS = {
         "proposer": DEFAULT_SOURCE,
     },
     # "Under the hood": a run to time pass by pass, and which of step 5's examples its profile runs.
-    "generate": {"maxNew": 24, "profiled": EXAMPLES[0].key},
+    "generate": {"text": "The capital of France is Paris. The capital of Italy is", "maxNew": 24, "profiled": EXAMPLES[0].key},
     "sampling": {
         # Presets over six made-up words (no model), every p and q editable; and the live model's p after a text.
         "words": ["the", "cat", "sat", "on", "a", "mat"],
@@ -77,8 +81,6 @@ DEFAULTS = {
         "draws": 10_000,
     },
 }
-MODES = ("lookup", "guess", "random", "custom")  # the drafted modes a page may ask for, besides greedy
-REFUSALS = {InputError: "input", ProposerError: "proposer"}
 
 
 class Tokenizer(Protocol):
@@ -93,8 +95,13 @@ def limits() -> str:
 
 
 def labels(tokenizer: Tokenizer, ids) -> dict[str, str]:
-    """Each id's own text, for drawing tokens one by one (a piece of a split character shows as U+FFFD)."""
-    return {str(token): tokenizer.decode([token]) for token in sorted(set(ids))}
+    """Each id's own text, for drawing tokens one by one (a piece of a split character shows as U+FFFD).
+
+    A tokenizer with ``pieces(ids)`` (the browser's, the native one) decodes them all in one call.
+    """
+    unique = sorted(set(ids))
+    pieces = tokenizer.pieces(unique) if hasattr(tokenizer, "pieces") else [tokenizer.decode([t]) for t in unique]
+    return {str(token): piece for token, piece in zip(unique, pieces)}
 
 
 def pass_labels(tokenizer: Tokenizer, row: dict) -> dict[str, str]:
@@ -102,59 +109,83 @@ def pass_labels(tokenizer: Tokenizer, row: dict) -> dict[str, str]:
 
 
 class Stream:
-    """A run's text as it grows: ``push(ids)`` returns the text the new ids complete, whole characters only."""
+    """A run's text as it grows: ``push(ids)`` returns the text the new ids complete, whole characters only.
+
+    It decodes only the ids since the text was last whole, so a pass costs its own tokens, not the whole text's.
+    """
 
     def __init__(self, tokenizer: Tokenizer):
         self.tokenizer = tokenizer
-        self.ids: list[int] = []
-        self.shown = ""
+        self.ids: list[int] = []  # since the text was last whole
+        self.shown = ""  # of those ids' text
 
     def push(self, added: list[int]) -> str:
         self.ids += added
         # A character split across tokens decodes as U+FFFD until its last byte arrives: hold it back. (The one
         # streaming of a run's text: the worker's decode request streams through here too, with `pieces`.)
-        complete = self.tokenizer.decode(self.ids).rstrip("\ufffd")
+        text = self.tokenizer.decode(self.ids)
+        complete = text.rstrip("\ufffd")
         piece, self.shown = complete[len(self.shown):], complete
+        if complete == text:
+            # Nothing held back: the bytes so far are whole characters, so what follows decodes on its own.
+            self.ids, self.shown = [], ""
         return piece
 
     def end(self) -> str:
         """What ``push`` still holds back once no more ids will come: a character left unfinished, as U+FFFD."""
-        whole = self.tokenizer.decode(self.ids)
-        rest, self.shown = whole[len(self.shown):], whole
+        rest = self.tokenizer.decode(self.ids)[len(self.shown):]
+        self.ids, self.shown = [], ""
         return rest
 
 
 def answers(function):
     """``function``'s JSON, or ``{"error": {"code", "message"}}`` when it refuses the request.
 
-    A refusal (input over a limit, the reader's proposer failing) is a message
-    for the reader, passed on as it is; anything else raised here is not, and
-    the worker words it.
+    A refusal (``contract.Refusal``: input over a limit, the reader's proposer
+    failing) is a message for the reader, passed on as it is; anything else
+    raised here is not, and the worker words it.
     """
-    def refused(err: Exception) -> str:
-        return json.dumps({"error": {"code": REFUSALS[type(err)], "message": str(err)}})
+    def refused(err: Refusal) -> str:
+        return json.dumps({"error": {"code": err.code, "message": str(err)}})
 
     if inspect.iscoroutinefunction(function):
         @functools.wraps(function)
         async def answer(*args, **kwargs) -> str:
             try:
                 return await function(*args, **kwargs)
-            except tuple(REFUSALS) as err:
+            except Refusal as err:
                 return refused(err)
     else:
         @functools.wraps(function)
         def answer(*args, **kwargs) -> str:
             try:
                 return function(*args, **kwargs)
-            except tuple(REFUSALS) as err:
+            except Refusal as err:
                 return refused(err)
     return answer
 
 
-def given(request: dict, key: str, default):
-    """``request[key]``, or ``default`` where the page left it out (JavaScript's undefined arrives as None)."""
-    value = request.get(key)
-    return default if value is None else value
+async def run(kind: str, request: str, model, tokenizer: Tokenizer, on_pass: Callable[[str], None],
+              on_start: Callable[[int], None] | None = None) -> str:
+    """The worker's one way in: the request of ``kind`` as the page sent it (JSON), answered by its entry point.
+
+    ``model`` and ``tokenizer`` are None for a kind that needs no model (``sample``).
+    """
+    fields = json.loads(request)
+    match kind:
+        case "generate":
+            return await generate(model, tokenizer, fields, on_pass, on_start)
+        case "verify":
+            return await verify(model, tokenizer, fields, on_start)
+        case "predict":
+            return await predict(model, tokenizer, fields, on_start)
+        case "measure":
+            return measure(tokenizer, fields)
+        case "sample":
+            return sample(fields)
+        case "sample_next":
+            return await sample_next(model, tokenizer, fields, on_start)
+    return json.dumps({"error": {"code": "input", "message": f"unknown request {kind!r}"}})
 
 
 def encoded(tokenizer: Tokenizer, text, what: str = "text") -> list[int]:
@@ -169,9 +200,17 @@ def seed_of(value) -> int | float:
 
 
 @answers
-def tokens(tokenizer: Tokenizer, text) -> str:
-    """The reader's text as ids, ``{"ids": [...]}``, for step 3's measurement, which needs no Python beyond this."""
-    return json.dumps({"ids": encoded(tokenizer, text)})
+def measure(tokenizer: Tokenizer, request: dict) -> str:
+    """Step 3's measurement, checked: ``{ids, sizes, runs}``, the text's ids repeated until they fill the largest size.
+
+    The runtime times the passes (model-worker.js), so no Python runs between them.
+    """
+    asked = contract.Measure.parse(request)
+    ids = encoded(tokenizer, asked.text)
+    sizes, runs = check_measure(ids, asked.sizes, asked.runs)
+    while len(ids) < max(sizes):
+        ids += ids
+    return json.dumps({"ids": ids, "sizes": sizes, "runs": runs})
 
 
 @answers
@@ -187,22 +226,21 @@ async def generate(model, tokenizer: Tokenizer, request: dict, on_pass: Callable
                    on_start: Callable[[int], None] | None = None) -> str:
     """Run one panel request; each pass's event goes to ``on_pass`` as JSON, and the whole run comes back as JSON.
 
-    ``request`` is the page's: ``text``, ``mode`` (``greedy``, or ``lookup``,
-    whose events also carry the match it copied from, ``guess``, ``random``,
-    ``custom``), ``kvCache``, ``maxNew``, and for the modes that use them
-    ``guess`` (text), ``seed``, ``proposer`` (the reader's Python source). An
-    event is ``{pass, text, labels}``: the pass record, the text it completed,
-    its tokens' labels. ``on_start`` hears the prompt's length once the request
-    is accepted (the page's clock starts then).
+    ``request`` is a ``contract.Generate`` (in prompt lookup, the events also
+    carry the match it copied from). An event is a ``contract.PassEvent``:
+    the pass record, the text it completed, its tokens' labels. ``on_start``
+    hears the prompt's length once the request is accepted (the page's clock
+    starts then).
     """
-    text, mode = request.get("text"), request.get("mode")
+    asked = contract.Generate.parse(request)
+    text, mode = asked.text, asked.mode
     prompt = encoded(tokenizer, text)
-    guess = encoded(tokenizer, given(request, "guess", ""), "guess")
-    source = check_characters(given(request, "proposer", ""), "proposer", "Python source text")
+    guess = encoded(tokenizer, asked.guess, "guess")
+    source = check_characters(asked.proposer, "proposer", "Python source text")
     check_prompt(prompt)
-    max_new = check_max_new(request.get("maxNew"))
-    if mode != "greedy" and mode not in MODES:
-        raise InputError(f"unknown mode {mode!r}: expected greedy or one of {', '.join(MODES)}")
+    max_new = check_max_new(asked.max_new)
+    if mode not in MODES:
+        raise InputError(f"unknown mode {mode!r}: expected greedy or one of {', '.join(MODES[1:])}")
     if on_start:
         on_start(len(prompt))
     # Only the browser's model has a clock, which its sessions feed (the build's traces carry no timing).
@@ -211,11 +249,11 @@ async def generate(model, tokenizer: Tokenizer, request: dict, on_pass: Callable
         clock.start()
     matches: list = []  # prompt lookup's match for the pass being drafted
     timed = None if mode == "greedy" else Timed(proposer(mode, Context(
-        prompt=prompt, vocab_size=model.facts.vocab_size, rng=random.Random(seed_of(request.get("seed"))),
+        prompt=prompt, vocab_size=model.facts.vocab_size, rng=random.Random(seed_of(asked.seed)),
         guess=guess, source=source, on_match=matches.append)))
     report = reporter(tokenizer, on_pass, matches if mode == "lookup" else None, clock)
-    run = await interruptible(model, prompt, timed, max_new, bool(request.get("kvCache")), mode, report)
-    return json.dumps(finished(tokenizer, run, text, timed))
+    written = await interruptible(model, prompt, timed, max_new, bool(asked.kv_cache), mode, report)
+    return json.dumps(finished(tokenizer, written, text, timed))
 
 
 def reporter(tokenizer: Tokenizer, on_pass: Callable[[str], None], matches: list | None, clock) -> Callable[[PassRecord], None]:
@@ -227,15 +265,13 @@ def reporter(tokenizer: Tokenizer, on_pass: Callable[[str], None], matches: list
         row = {**asdict(record), "bonus": record.bonus}
         if matches is not None:
             row["match"] = matches[-1]
-        timing = clock.lap() if clock else None
-        began = time.perf_counter()
+        # The pass's text and labels are part of it: their crossings to the tokenizer are the bridge's (clock.py).
         event = {"pass": row, "text": stream.push(record.added), "labels": pass_labels(tokenizer, row)}
         if clock:
-            # Making the page's text and labels is handing the pass on: the bridge's part, not the algorithm's.
-            row["timing"] = {**timing, "bridge": timing["bridge"] + time.perf_counter() - began}
+            row["timing"] = clock.lap()
         on_pass(json.dumps(event))
         if clock:
-            clock.start()  # the next pass begins; the worker times its own handing on of this one
+            clock.start()  # the next pass begins: handing this one on is counted in no pass
 
     return report
 
@@ -263,12 +299,13 @@ def finished(tokenizer: Tokenizer, run: Run, text: str, timed: Timed | None) -> 
 @answers
 async def verify(model, tokenizer: Tokenizer, request: dict, on_start: Callable[[int], None] | None = None) -> str:
     """Step 4: one pass checks the reader's whole ``guess`` after ``text``: ``{pass, prompt, labels, text}`` as JSON."""
-    prompt = encoded(tokenizer, request.get("text"))
-    guess = encoded(tokenizer, request.get("guess"), "guess")
+    asked = contract.Verify.parse(request)
+    prompt = encoded(tokenizer, asked.text)
+    guess = encoded(tokenizer, asked.guess, "guess")
     check_guess(prompt, guess)
     if on_start:
         on_start(len(prompt) + len(guess))
-    _, record = await check(model.session(kv_cache=bool(request.get("kvCache"))), prompt, guess, model.facts.eos_ids)
+    _, record = await check(model.session(kv_cache=bool(asked.kv_cache)), prompt, guess, model.facts.eos_ids)
     row = {**asdict(record), "bonus": record.bonus}
     return json.dumps({"pass": row, "prompt": prompt, "labels": pass_labels(tokenizer, row),
                        "text": tokenizer.decode(record.added)})
@@ -277,7 +314,7 @@ async def verify(model, tokenizer: Tokenizer, request: dict, on_start: Callable[
 @answers
 async def predict(model, tokenizer: Tokenizer, request: dict, on_start: Callable[[int], None] | None = None) -> str:
     """Step 3: one pass over ``text``, the model's next-token prediction after every position, with labels, as JSON."""
-    ids = encoded(tokenizer, request.get("text"))
+    ids = encoded(tokenizer, contract.Predict.parse(request).text)
     check_prompt(ids)
     if on_start:
         on_start(len(ids))
@@ -288,7 +325,8 @@ async def predict(model, tokenizer: Tokenizer, request: dict, on_start: Callable
 @answers
 def sample(request: dict) -> str:
     """Step 6: draft ``draws`` tokens from q, keep them by the speculative rule, and test the counts against p."""
-    return json.dumps(sampled(request.get("p"), request.get("q"), request.get("draws"), seed_of(request.get("seed"))))
+    asked = contract.Sample.parse(request)
+    return json.dumps(sampled(asked.p, asked.q, asked.draws, seed_of(asked.seed)))
 
 
 def sampled(p, q, draws, seed) -> dict:
@@ -317,15 +355,16 @@ def normalised(weights, name: str) -> list[float]:
 async def sample_next(model, tokenizer: Tokenizer, request: dict, on_start: Callable[[int], None] | None = None) -> str:
     """Step 6 on the live model: p is its next-token distribution after ``text`` (top k and "other"), q the
     ``draft`` kind; the same draws and verdict as ``sample``, and the top k's ids and labels."""
-    prompt = encoded(tokenizer, request.get("text"))
+    asked = contract.SampleNext.parse(request)
+    prompt = encoded(tokenizer, asked.text)
     check_prompt(prompt)
-    kind = request.get("draft")
+    kind = asked.draft
     if kind not in DRAFTS:
         raise InputError(f"choose a draft: {', '.join(DRAFTS)}")
     if on_start:
         on_start(len(prompt))
     last = await model.session().forward(prompt, rows_from=len(prompt) - 1)
     p = target(last.topk_probs[-1])
-    result = sampled(p, draft(p, kind), request.get("draws"), seed_of(request.get("seed")))
+    result = sampled(p, draft(p, kind), asked.draws, seed_of(asked.seed))
     ids = last.topk_ids[-1]
     return json.dumps({**result, "ids": ids, "draft": kind, "labels": labels(tokenizer, ids)})

@@ -14,10 +14,10 @@ import { mountGuess } from './panels/guess.js';
 import { mountLookup } from './panels/lookup.js';
 import { mountModelCard } from './panels/modelcard.js';
 import { mountSampling } from './panels/sampling.js';
-import { mountChart } from './speedup-chart.js';
-import { mountQuiz } from './quiz.js';
-import { mountPassCost } from './pass-cost.js';
-import { mountStrip } from './strip.js';
+import { mountChart } from './widgets/speedup-chart.js';
+import { mountQuiz } from './widgets/quiz.js';
+import { mountPassCost } from './widgets/pass-cost.js';
+import { mountStrip } from './widgets/strip.js';
 import { typeset } from './maths.js';
 
 const PANELS = {

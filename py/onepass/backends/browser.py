@@ -37,17 +37,29 @@ def rows(flat, width: int) -> list[list]:
 
 
 class BrowserTokenizer:
-    """The worker's tokenizer as the panels use one: ``encode(text) -> ids`` and ``decode(ids) -> str``."""
+    """The worker's tokenizer as the panels use one: ``encode(text) -> ids``, ``decode(ids) -> str`` and
+    ``pieces(ids)``, each id's own text, in one call. Each call crosses to JavaScript: its time is the bridge's,
+    on ``clock`` (the model's, so a pass's labels and text count where its other crossings do)."""
 
-    def __init__(self, tokenizer):
+    def __init__(self, tokenizer, clock: PassClock | None = None):
         self.tokenizer = tokenizer
+        self.clock = clock or PassClock()
 
     def encode(self, text: str) -> list[int]:
         return numbers(self.tokenizer.encode(text))
 
     def decode(self, ids: list[int]) -> str:
         # The list arrives in JavaScript as a proxy, which the worker's decode converts (and Pyodide then frees).
-        return str(self.tokenizer.decode(list(ids)))
+        began = time.perf_counter()
+        text = str(self.tokenizer.decode(list(ids)))
+        self.clock.add(bridge=time.perf_counter() - began)
+        return text
+
+    def pieces(self, ids: list[int]) -> list[str]:
+        began = time.perf_counter()
+        pieces = [str(piece) for piece in plain(self.tokenizer.pieces(list(ids)))]
+        self.clock.add(bridge=time.perf_counter() - began)
+        return pieces
 
 
 class BrowserModel:

@@ -1,11 +1,15 @@
 """Where one pass's time goes in the browser, measured as the pass happens ("Under the hood").
 
-The browser backend adds what it measured during a pass — the model's own run,
-the KV cache's handling (building feeds, keeping the present tensors, cutting
-the cache back), and the bridge (crossing between Python and JavaScript and
-converting what crosses) — and ``lap`` splits the wall time since the last pass
-into those and the rest, which is Python's own: the proposer, verification and
-building the pass record. The clock is passed in, so the split is testable exactly.
+The browser backend adds what it measured during a pass — the model's own run
+and the KV cache's handling (building feeds, keeping the present tensors,
+cutting the cache back), both timed in JavaScript beside the session
+(bridge.js's OnnxBridge), and the bridge (crossing between Python and
+JavaScript and converting what crosses: a pass, a rollback, the tokenizer's
+labels and text), timed in ``browser.py`` around each crossing — and ``lap``
+splits the wall time since the last pass into those and the rest, which is
+Python's own: the proposer, verification and building the pass record and its
+event. Each part is measured in that one place. The clock is passed in, so the
+split is testable exactly.
 """
 
 import time

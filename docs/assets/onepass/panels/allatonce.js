@@ -4,10 +4,11 @@
  * a pass over a few tokens against a pass over many, to show that a pass costs about the same either way.
  * (No KV cache toggle here: a single pass from an empty cache is the same with it on or off.)
  */
+import { request } from '../runtime/client.js';
 import { DEFAULTS } from './defaults.js';
-import { button, el, visible } from './dom.js';
+import { button, el, visible } from '../dom.js';
 import { panelRunner } from './runs.js';
-import { widePassReadout } from '../pass-cost.js';
+import { widePassReadout } from '../widgets/pass-cost.js';
 
 export const DEFAULT_TEXT = DEFAULTS['all-at-once'].text;
 const { measureSizes: SIZES, measureRuns: RUNS } = DEFAULTS['all-at-once'];
@@ -47,9 +48,8 @@ export function mountAllAtOnce(root) {
     summary.textContent = `${result.ids.length} tokens, ${result.ids.length} predictions, 1 pass, ${(result.seconds * 1000).toFixed(1)} ms.`;
   }
 
-  const once = () => runner.execute({ text: input.value }, {
+  const once = () => runner.execute('predict', { text: input.value }, {
     start: () => { note.textContent = ''; },
-    live: (asked, { onEvent }) => rt.predict(asked.text, onEvent),
     draw,
   });
 
@@ -58,7 +58,7 @@ export function mountAllAtOnce(root) {
     measured.textContent = 'Measuring…';
     try {
       await model.ready();
-      const result = await rt.measure(input.value, SIZES, RUNS);
+      const result = await rt.run('measure', request('measure', { text: input.value, sizes: SIZES, runs: RUNS }));
       const [a, b] = SIZES.map((n) => result.ms[n]);
       measured.textContent = widePassReadout({ narrow: SIZES[0], wide: SIZES[1], a, b, runs: result.runs,
         threads: result.threads });

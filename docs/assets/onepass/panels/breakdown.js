@@ -5,16 +5,19 @@
  * run, the messages) they add up to the run's wall time. The page draws a pass while the worker already runs the
  * next, so its time overlaps theirs: it gets a row and a share, but is not subtracted from "everything else".
  */
-import { el, median } from './dom.js';
+import { median, TIMING } from '../runtime/client.js';
+import { el } from '../dom.js';
 
-export const PARTS = [
-  { key: 'model', label: 'The model (onnxruntime-web)' },
-  { key: 'kv', label: 'KV cache handling' },
-  { key: 'bridge', label: 'Bridge (Python ↔ JavaScript)' },
-  { key: 'python', label: 'Python (the algorithm)' },
-  { key: 'page', label: 'This page (from the pass sent to drawn)' },
-];
-const IN_WORKER = ['model', 'kv', 'bridge', 'python'];
+// The worker's parts are the contract's (py/onepass/contract.py's TIMING); the page's is its own.
+const LABELS = {
+  model: 'The model (onnxruntime-web)',
+  kv: 'KV cache handling',
+  bridge: 'Bridge (Python ↔ JavaScript)',
+  python: 'Python (the algorithm)',
+};
+const IN_WORKER = TIMING;
+export const PARTS = [...IN_WORKER.map((key) => ({ key, label: LABELS[key] ?? key })),
+  { key: 'page', label: 'This page (from the pass sent to drawn)' }];
 
 const msText = (seconds) => {
   const digits = seconds < 0.01 ? 2 : 1; // a per-pass median of a tenth of a millisecond still shows

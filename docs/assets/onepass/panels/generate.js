@@ -3,16 +3,16 @@
  * time went (breakdown.js). "Profile" runs step 5's Capitals example with prompt lookup, always live, so the
  * breakdown is measured again on this machine.
  */
-import { button, el } from './dom.js';
+import { button, el } from '../dom.js';
 import { breakdownTable, summarise } from './breakdown.js';
 import { DEFAULTS } from './defaults.js';
 import { runFrame } from './runs.js';
 
 const MODES = { greedy: 'One token per pass (greedy)', lookup: 'Prompt lookup (copy and check)' };
-const { maxNew: MAX_NEW, profiled: PROFILED } = DEFAULTS.generate;
+const { text: DEFAULT_TEXT, maxNew: MAX_NEW, profiled: PROFILED } = DEFAULTS.generate;
 
 export function mountGenerate(root) {
-  const frame = runFrame(root, { panel: 'generate', text: root.dataset.text ?? 'The capital of France is Paris. The capital of Italy is', details: true });
+  const frame = runFrame(root, { panel: 'generate', text: root.dataset.text ?? DEFAULT_TEXT, details: true });
   const mode = el('select', { className: 'onepass-mode' }, Object.entries(MODES).map(([value, label]) => el('option', { value, textContent: label })));
   const profile = button('Profile step 5\'s Capitals run', 'onepass-profile');
   const breakdown = el('div', { className: 'onepass-breakdown' });

@@ -4,10 +4,10 @@
  * guess right throughout earns the token after it for free (the bonus).
  */
 import { DEFAULTS } from './defaults.js';
-import { button, el, ms, visible } from './dom.js';
+import { button, el, ms, visible } from '../dom.js';
 import { recordLastPass, traces } from './model.js';
 import { legend, passTokens } from './passview.js';
-import { panelRunner } from './runs.js';
+import { panelRunner, quietRun } from './runs.js';
 
 export const DEFAULT_PROMPT = DEFAULTS.guess.text;
 const TRIES = {
@@ -60,17 +60,17 @@ export function mountGuess(root) {
   }
 
   function verify() {
-    const request = { text: prompt.value, guess: guess.value, kvCache: kv.checked };
-    return runner.execute(request, {
+    const fields = { text: prompt.value, guess: guess.value, kvCache: kv.checked };
+    return runner.execute('verify', fields, {
       start: () => { note.textContent = ''; },
-      live: async (asked, { onEvent, info }) => {
-        const outcome = await rt.verify(asked.text, asked.guess, asked.kvCache, onEvent);
+      live: async (asked, { onEvent, info, run }) => {
+        const outcome = await run(onEvent);
         recordLastPass([outcome.pass], info);
         return outcome;
       },
       draw: (outcome) => {
         draw(outcome);
-        showKv(request, outcome.pass);
+        showKv(fields, outcome.pass);
       },
     });
   }
@@ -88,8 +88,7 @@ export function mountGuess(root) {
     const trace = (await traces()).guess;
     if (trace && prompt.value === trace.request.text && !rt.info) return trace.continuation;
     await model.ready();
-    const run = await rt.generate({ text: prompt.value, mode: 'greedy', kvCache: true, maxNew: CONTINUATION_TOKENS });
-    return run.text;
+    return (await quietRun('guess', { text: prompt.value, mode: 'greedy', kvCache: true, maxNew: CONTINUATION_TOKENS })).text;
   }
 
   check.addEventListener('click', verify);

@@ -6,7 +6,7 @@
  * Pyodide's interrupt buffer when the page is cross-origin isolated).
  */
 import { DEFAULTS } from './defaults.js';
-import { button, el, ms } from './dom.js';
+import { button, el, ms } from '../dom.js';
 import { recordMeasured } from './model.js';
 import { quietRun, runFrame } from './runs.js';
 

@@ -3,9 +3,8 @@
  * the download (asked once, remembered), the model's loading state with a retry, the precomputed traces, and
  * the figures other pages read from localStorage.
  */
-import { runtime } from '../runtime/client.js';
-import { readManifest } from '../runtime/loader.js';
-import { el, button, formatBytes, median } from './dom.js';
+import { median, readManifest, runtime } from '../runtime/client.js';
+import { el, button, formatBytes } from '../dom.js';
 import { KEYS, PROGRESS_EVENT, SITE_ROOT, forget, read, write } from '../store.js';
 import { fit, measured } from '../estimate.js';
 import { keepForOffline } from '../offline.js';

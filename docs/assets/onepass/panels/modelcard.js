@@ -5,7 +5,7 @@
  * not). With `data-onepass-detail` (Under the hood) it also says how it runs: threads, isolation.
  */
 import { runtime } from '../runtime/client.js';
-import { button, el, formatBytes } from './dom.js';
+import { button, el, formatBytes } from '../dom.js';
 import { consented, downloadButton, downloadProgress, keptForOffline, modelSizes, siteManifest, whenConsented } from './model.js';
 
 /**

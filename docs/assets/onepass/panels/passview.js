@@ -5,7 +5,7 @@
  * has its own colour AND its own mark and title, so colour is never the only signal; a legend names them.
  * Counters for passes and tokens, and the text built so far (decoded by the worker, whole characters only).
  */
-import { el, ms, visible } from './dom.js';
+import { el, ms, visible } from '../dom.js';
 
 export const KINDS = {
   accepted: { mark: '✓', title: 'accepted: the draft token equals the model\'s own' },

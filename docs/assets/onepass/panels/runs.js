@@ -5,17 +5,19 @@
  * `panelRunner` is the run: one at a time, never on an empty text, a repeat from the result cache, the precomputed
  * trace shown while the model downloads, the model's status with its retry, a clock in the status while a run goes
  * on, and a failure said in plain words (with `details`, on the "Under the hood" page, the runtime's own words
- * under them). The panel brings its request, how to run it live and how to draw what comes back, so step 3's one
- * pass, step 4's check, step 6's draws and the generating panels share every rule above.
+ * under them). The panel brings its request's kind and fields (the contract's: the runner builds the request, with
+ * `request`, and runs it with the client's `run`), how to draw what comes back and, if it keeps more than the
+ * result, how to run it live; so step 3's one pass, step 4's check, step 6's draws and the generating panels share
+ * every rule above.
  *
  * `runFrame` frames the generating panels (steps 2 and 5, "Under the hood") around it: text, KV cache toggle, Run and
  * Cancel, the pass view, and the KV line that compares the last runs with the cache on and off (same passes,
  * different times). A live run is timed where it happens: the worker's `timing` of each pass, the page's own (from
  * the pass's message being sent to its row being drawn), and the run's wall time, for "Under the hood"'s breakdown.
  */
-import { runtime } from '../runtime/client.js';
+import { request as build, runtime } from '../runtime/client.js';
 import { cachedOr } from './cache.js';
-import { button, el, ms } from './dom.js';
+import { button, el, ms } from '../dom.js';
 import { modelStatus, recordLastPass, traces } from './model.js';
 import { PassView } from './passview.js';
 
@@ -108,12 +110,15 @@ export function panelRunner(root, { panel, words = {}, notice = null, cancel = n
   }
 
   /**
-   * Run `request` and draw it: from the cache unless `fresh`, else live, once the model is ready (unless not
-   * `needsModel`), by `live(request, {onEvent, info})` (`onEvent` takes the worker's events, for the clock). `start()`
-   * clears the last run's drawing once the run is accepted; `draw(value, fromCache)` draws what came back (it may be
-   * async). Returns {value, fromCache}, or null when the run was refused or failed.
+   * Build the `kind` request of `fields` and run it and draw it: from the cache unless `fresh`, else live, once the
+   * model is ready (unless not `needsModel`), by `live(request, {onEvent, info, run})` (`onEvent` takes the worker's
+   * events, for the clock; `run(onEvent)` is the client's run of this request), by default the client's run.
+   * `start()` clears the last run's drawing once the run is accepted; `draw(value, fromCache)` draws what came back
+   * (it may be async). Returns {value, fromCache}, or null when the run was refused or failed.
    */
-  function execute(request, { live, draw, start = () => {}, fresh = false, needsModel = true }) {
+  function execute(kind, fields, { live = (asked, { onEvent, run }) => run(onEvent), draw, start = () => {}, fresh = false,
+    needsModel = true }) {
+    const request = build(kind, fields);
     return exclusive(request, async () => {
       if (notice) notice.textContent = '';
       if (detailBox) detailBox.hidden = true;
@@ -126,7 +131,7 @@ export function panelRunner(root, { panel, words = {}, notice = null, cancel = n
         const run = async () => {
           model.say(wording.running);
           const info = needsModel ? await model.ready() : null;
-          return live(request, { onEvent: clock.event, info });
+          return live(request, { onEvent: clock.event, info, run: (onEvent) => rt.run(kind, request, onEvent) });
         };
         const { value, fromCache } = fresh ? { value: await run(), fromCache: false } : await cachedOr(panel, request, run);
         await draw(value, fromCache);
@@ -197,9 +202,10 @@ export function runFrame(root, { panel, text, rows = 3, details = false }) {
    * `page` from the pass's message sent (or the previous row drawn, if later: passes that queue up are not counted
    * twice) to its row drawn, `drawing` the part of it the page spent drawing.
    */
-  async function execute(request, { note = '', fresh = false } = {}) {
+  async function execute(fields, { note = '', fresh = false } = {}) {
     let timing = null;
-    const outcome = await runner.execute(request, {
+    const request = build('generate', fields);
+    const outcome = await runner.execute('generate', request, {
       fresh,
       start: () => view.reset(request.text, note),
       live: async (asked, { onEvent, info }) => {
@@ -256,14 +262,18 @@ export function runFrame(root, { panel, text, rows = 3, details = false }) {
 /** A live generation and its passes as they came, for the cache to replay; `onEvent` sees every event as it comes. */
 async function record(request, onEvent = () => {}) {
   const events = [];
-  const result = await runtime().generate(request, (m) => {
+  const result = await runtime().run('generate', request, (m) => {
     if (m.type === 'pass') events.push({ pass: m.pass, text: m.text });
     onEvent(m);
   });
   return { result, events };
 }
 
-/** A run that is compared, not drawn (the greedy reference of step 5): from the cache, or live. */
-export async function quietRun(panel, request) {
+/**
+ * A generation that is compared or used, not drawn (step 5's greedy reference, step 4's own continuation): built
+ * from `fields` as every request is, from the cache, or live.
+ */
+export async function quietRun(panel, fields) {
+  const request = build('generate', fields);
   return (await cachedOr(panel, request, () => record(request))).value.result;
 }

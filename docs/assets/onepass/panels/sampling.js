@@ -9,7 +9,7 @@
  */
 import { loadChart } from '../libs.js';
 import { DEFAULTS } from './defaults.js';
-import { button, el, visible } from './dom.js';
+import { button, el, visible } from '../dom.js';
 import { panelRunner } from './runs.js';
 
 const { words: PRESET_WORDS, presets: PRESETS, text: LIVE_TEXT, draws: DRAWS } = DEFAULTS.sampling;
@@ -31,7 +31,7 @@ const WORDS = {
 
 export function mountSampling(root) {
   const runner = panelRunner(root, { panel: 'sampling', words: WORDS, eager: false });
-  const { rt, model } = runner;
+  const { model } = runner;
   const preset = el('select', { className: 'onepass-preset' }, Object.keys(PRESETS).map((name) => el('option', { value: name, textContent: name })));
   const liveText = el('input', { type: 'text', className: 'onepass-live-text', value: LIVE_TEXT, ariaLabel: 'Text before the next token' });
   const draftKind = el('select', { className: 'onepass-draft' }, Object.entries(DRAFTS).map(([value, label]) => el('option', { value, textContent: label })));
@@ -101,15 +101,16 @@ export function mountSampling(root) {
   /** Draw and verify with the current source; the model's p needs the model, which is asked for the first time. */
   function sample() {
     const from = source;
-    const request = from === 'model' ? { text: liveText.value, draft: draftKind.value, seed } : { p: read('p'), q: read('q'), seed };
-    return runner.execute(request, {
+    const [kind, fields] = from === 'model' ? ['sampleNext', { text: liveText.value, draft: draftKind.value, draws: DRAWS, seed }]
+      : ['sample', { p: read('p'), q: read('q'), draws: DRAWS, seed }];
+    return runner.execute(kind, fields, {
       fresh: true, // seeded draws cost a moment: nothing to keep
       needsModel: from === 'model',
-      start: () => { seedText.textContent = `seed ${request.seed}`; },
-      live: async (asked) => {
-        if (from === 'preset') return { result: await rt.sample(asked.p, asked.q, DRAWS, asked.seed), words: PRESET_WORDS, source: from };
+      start: () => { seedText.textContent = `seed ${fields.seed}`; },
+      live: async (asked, { run }) => {
+        if (from === 'preset') return { result: await run(), words: PRESET_WORDS, source: from };
         model.say('One pass for the model\'s p, then sampling…');
-        const result = await rt.sampleNext(asked.text, asked.draft, DRAWS, asked.seed);
+        const result = await run();
         return { result, words: [...result.ids.map((id) => visible(result.labels[id])), OTHER], source: from };
       },
       draw,

@@ -1,5 +1,5 @@
 /**
- * Run by tools/python_snapshot.py in headless Chromium at build time: Pyodide started in a module worker, as
+ * Run by hooks/python_snapshot.py in headless Chromium at build time: Pyodide started in a module worker, as
  * the site's worker starts it, with the onepass wheel unpacked and the given modules imported, saved as a memory
  * snapshot, gzipped and posted back ({gzipped, jspi} or {error}). Pyodide's `_makeSnapshot`, `makeMemorySnapshot` and
  * `_loadSnapshot` are marked @ignore in its types: package.json pins the version they were checked on.

@@ -4,7 +4,7 @@ Pyodide can start from a memory snapshot of itself (about 0.3 s in Chromium, war
 plain start on a 2-core machine). The snapshot holds what Pyodide found where it was made, such as whether
 WebAssembly stack switching exists (Node 20 has none, so a snapshot made in Node breaks ``time.sleep`` in a
 proposer), so it is made where the reader's Python runs: in a module worker in Chromium, cross-origin isolated
-like the site (tools/python_snapshot_worker.mjs). Called by hooks/vendor.py; without Chromium the site is built
+like the site (hooks/python_snapshot_worker.mjs). Called by hooks/vendor.py; without Chromium the site is built
 without a snapshot and the worker starts Python plainly.
 """
 
@@ -19,7 +19,6 @@ from pathlib import Path
 from hooks.headers import ISOLATION, format_rules
 from tools.site import CHROMIUM, CHROMIUM_ARGS, Server
 
-ROOT = Path(__file__).resolve().parent.parent
 PAGE = '<!doctype html><meta charset="utf-8"><title>Python snapshot</title>'
 # The page starts the worker and hands its gzipped snapshot back as base64 (one string over the DevTools protocol).
 MAKE = """([wheel, modules]) => new Promise((resolve) => {
@@ -50,7 +49,7 @@ def make(pyodide: Path, wheel: Path, modules: list[str], out_folder: Path) -> di
         folder = Path(scratch)
         (folder / "index.html").write_text(PAGE)
         (folder / "_headers").write_text(format_rules([("/*", ISOLATION)]))
-        shutil.copy(ROOT / "tools" / "python_snapshot_worker.mjs", folder)
+        shutil.copy(Path(__file__).with_name("python_snapshot_worker.mjs"), folder)
         shutil.copy(wheel, folder / wheel.name)
         (folder / "pyodide").symlink_to(pyodide.resolve())
         server = Server(folder)

@@ -1,7 +1,8 @@
 /**
  * Model loading for the worker: the site's manifest, then every file's chunks, each fetched with
  * progress, decompressed (they are served gzip-compressed), checked against its sha256 and kept in the
- * browser uncompressed. Chunks are named after the sha256 of their uncompressed bytes (hooks/model.py), so the store is versioned by its keys: an entry is only ever stored after
+ * browser uncompressed. Chunks are named after the sha256 of their uncompressed bytes (hooks/model.py), so the store
+ * is versioned by its keys: an entry is only ever stored after
  * passing its hash, a new build's manifest names new chunks, and once a manifest has loaded, the
  * entries it does not name are deleted. Failures are LoadErrors with a code and a plain message the
  * page can show, and a retry that fetches only what is missing.
@@ -14,6 +15,7 @@
  */
 
 import { WorkerChannel } from './bridge.js';
+import { OnepassError } from './errors.js';
 
 // The OPFS folder, and the Cache API cache, that hold the chunks.
 export const STORE_NAME = 'onepass-model';
@@ -28,11 +30,9 @@ const LOCK_WAIT_MS = 50;
 // waits for the model and hears nothing for a while as a hung worker (client.js, silentMs).
 const WAITING_REPORT_MS = 1000;
 
-export class LoadError extends Error {
+export class LoadError extends OnepassError {
   constructor(code, message) {
-    super(message);
-    this.code = code; // not_found | truncated | hash_mismatch | quota | network
-    this.retryable = true;
+    super(code, message, { retryable: true }); // not_found | truncated | hash_mismatch | quota | network
   }
 }
 
@@ -169,7 +169,7 @@ class FolderStore {
   }
 
   async read(url, into) {
-    let file = null;
+    let file;
     try {
       file = await this.folder.getFileHandle(fileName(url));
     } catch {
@@ -342,7 +342,8 @@ export async function readManifest(modelUrl) {
 
 /**
  * Fetch the manifest at `modelUrl` (a folder URL ending in /) and every file it lists, smallest first.
- * onProgress(loadedBytes, totalBytes, elsewhere) is called as bytes arrive (bytes on the wire: compressed), and every second while this tab waits for
+ * onProgress(loadedBytes, totalBytes, elsewhere) is called as bytes arrive (bytes on the wire: compressed), and every
+ * second while this tab waits for
  * chunks another tab is downloading (`elsewhere` true, oneTabAtATime); onFile(name, bytes), if given, as each
  * file completes, so a caller can start on the tokenizer while the weights still arrive. place(file, manifest),
  * if given, says where a file's bytes go: anything with a Uint8Array's set(bytes, offset), or a promise of one

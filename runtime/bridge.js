@@ -9,6 +9,7 @@
  * The OnnxBridge runs in the model's worker (model-worker.js), beside the session; worker.js, where Python
  * runs, holds a RemoteBridge with the same calls, which it hands to Python instead.
  */
+import { OnepassError } from './errors.js';
 
 const int64 = (ort, values, dims) => new ort.Tensor('int64', BigInt64Array.from(values, BigInt), dims);
 
@@ -54,7 +55,8 @@ export class OnnxBridge {
     if (!(Number.isInteger(rowsFrom) && rowsFrom >= 0 && rowsFrom < ids.length)) throw new Error(`rowsFrom ${rowsFrom} is not one of the ${ids.length} new tokens`);
     const fed = session.kvCache ? ids : [...session.ids, ...ids];
     const past = session.kvCache ? session.past : null;
-    const { out, seconds, feedSeconds } = await this.pass(fed, session.kvCache ? session.length : 0, past, session.kvCache, wantLogits, fed.length - ids.length + rowsFrom);
+    const from = session.kvCache ? session.length : 0;
+    const { out, seconds, feedSeconds } = await this.pass(fed, from, past, session.kvCache, wantLogits, fed.length - ids.length + rowsFrom);
     const kept = performance.now();
     if (session.kvCache) session.past = this.layers.map((l) => ({ key: out[l.outKey], value: out[l.outValue] }));
     session.ids.push(...ids);
@@ -116,7 +118,9 @@ export class OnnxBridge {
     if (!session || length >= session.length) return 0;
     session.ids.length = length;
     session.length = length;
-    if (session.kvCache && session.past) session.past = session.past.map(({ key, value }) => ({ key: this.cut(key, length), value: this.cut(value, length) }));
+    if (session.kvCache && session.past) {
+      session.past = session.past.map(({ key, value }) => ({ key: this.cut(key, length), value: this.cut(value, length) }));
+    }
     return (performance.now() - began) / 1000;
   }
 
@@ -161,7 +165,7 @@ export class WorkerChannel {
       const request = this.pending.get(data.id);
       if (!request) return;
       if (data.type === 'done') request.resolve(data.result);
-      else if (data.type === 'error') request.reject(Object.assign(new Error(data.error.message), data.error.code ? data.error : {}));
+      else if (data.type === 'error') request.reject(data.error.code ? OnepassError.from(data.error) : new Error(data.error.message));
       else return request.onEvent(data);
       this.pending.delete(data.id);
     };
@@ -169,8 +173,8 @@ export class WorkerChannel {
     // in words for the reader, with what the browser said as the detail.
     worker.onerror = (event) => {
       event.preventDefault?.();
-      this.fail(Object.assign(new Error("the model stopped in this tab: run again, or reload the page"),
-        { code: 'model', retryable: true, detail: event.message ?? 'the worker gave no reason' }));
+      this.fail(new OnepassError('model', 'the model stopped in this tab: run again, or reload the page',
+        { retryable: true, detail: event.message ?? 'the worker gave no reason' }));
     };
   }
 

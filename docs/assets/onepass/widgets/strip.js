@@ -3,9 +3,9 @@
  * the current one marked (by a tick, a frame and aria-current, so colour is never the only sign), and
  * the quiz score beside them. Visits persist in `onepass.visited`; the score is read from `onepass.quiz`.
  */
-import { KEYS, PROGRESS_EVENT, forget, read, write } from './store.js';
-import { el } from './panels/dom.js';
-import { STEPS, stepAt, stepUrl } from './steps.js';
+import { KEYS, PROGRESS_EVENT, forget, read, write } from '../store.js';
+import { el } from '../dom.js';
+import { STEPS, stepAt, stepUrl } from '../steps.js';
 import { quizScore } from './quiz.js';
 
 function visitedSteps() {

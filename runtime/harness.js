@@ -106,7 +106,9 @@ function compare(got, full, vocab, first = 0) {
     if (differs) rowsDiffering++;
     if (best[0] !== best[1]) argmaxFlips++;
   }
-  return { positions, rows_differing: rowsDiffering, argmax_flips: argmaxFlips, max_abs_diff: maxAbsDiff, bit_identical: rowsDiffering === 0 };
+  return {
+    positions, rows_differing: rowsDiffering, argmax_flips: argmaxFlips, max_abs_diff: maxAbsDiff, bit_identical: rowsDiffering === 0,
+  };
 }
 
 /**

@@ -3,8 +3,8 @@
  * in `onepass.lastPass`, or a pointer to step 2, which measures it. And step 3's Measure readout, a narrow pass
  * against a wide one, kept here as a pure function so that its arithmetic is tested on fixed timings.
  */
-import { KEYS, SITE_ROOT, finite, read } from './store.js';
-import { el } from './panels/dom.js';
+import { KEYS, SITE_ROOT, finite, read } from '../store.js';
+import { el } from '../dom.js';
 
 const MS_PER_SECOND = 1000;
 

@@ -4,8 +4,8 @@
  * Answers persist in `onepass.quiz` as {answers: {questionId: optionIndex}, right, total}, which the
  * strip reads for the score.
  */
-import { KEYS, PROGRESS_EVENT, forget, read, write } from './store.js';
-import { el } from './panels/dom.js';
+import { KEYS, PROGRESS_EVENT, forget, read, write } from '../store.js';
+import { el } from '../dom.js';
 
 export const QUESTIONS = [
   {

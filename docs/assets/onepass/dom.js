@@ -22,6 +22,3 @@ export function ms(seconds) {
 export function visible(piece) {
   return piece.replace(/ /g, '␣').replace(/\n/g, '↵').replace(/\t/g, '⇥') || '∅';
 }
-
-// One median for the runtime's timings and the panels' figures.
-export { median } from '../runtime/harness.js';

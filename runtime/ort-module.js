@@ -21,6 +21,8 @@
  */
 import startModule from '../../../vendor/ort/ort-wasm-simd-threaded.mjs';
 
+import { OnepassError } from './errors.js';
+
 let kept = null;
 let freeInHeap = null;
 const lent = new Set(); // offsets of the blocks heapBlock handed out and their free() has not given back
@@ -49,7 +51,7 @@ export function heapBlock(size) {
   const offset = kept._malloc(size);
   if (!offset) {
     const message = 'this tab could not set aside memory for the model: close other tabs, and reload the page';
-    throw Object.assign(new Error(message), { code: 'memory', retryable: true });
+    throw new OnepassError('memory', message, { retryable: true });
   }
   lent.add(offset);
   // HEAPU8 as ort itself reads it after a _malloc; nothing else allocates in this heap until the session is made.

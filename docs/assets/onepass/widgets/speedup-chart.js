@@ -6,10 +6,10 @@
  * beside it states the measured figures they reproduce, and one button applies them.
  * Colours come from Material's CSS variables and follow the light/dark toggle.
  */
-import { loadChart } from './libs.js';
-import { KEYS, SITE_ROOT, finite, read } from './store.js';
-import { el } from './panels/dom.js';
-import { MAX_GAMMA, bestGamma, speedup } from './speedup.js';
+import { loadChart } from '../libs.js';
+import { KEYS, SITE_ROOT, finite, read } from '../store.js';
+import { el } from '../dom.js';
+import { MAX_GAMMA, bestGamma, speedup } from '../speedup.js';
 
 const GAMMAS = Array.from({ length: MAX_GAMMA }, (_, i) => i + 1);
 const START = { alpha: 0.7, c: 0.05, gamma: 4 }; // a good small draft model, as in the literature

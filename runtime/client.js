@@ -1,7 +1,16 @@
 /**
- * The page's side of the worker: a Promise API over small, id-tagged messages.
- * The page never holds Python objects; it gets plain data (runs, passes, progress, errors).
+ * The page's side of the worker, and the runtime's one way in for the pages: a Promise API over small, id-tagged
+ * messages. A request of the contract (py/onepass/contract.py, generated as contract.js) goes through `run(kind,
+ * request)` untouched; the pages build it with `request(kind, fields)`, below. The page never holds Python
+ * objects; it gets plain data (runs, passes, progress, errors: OnepassError, errors.js).
  */
+import { CONTRACT } from './contract.js';
+import { OnepassError } from './errors.js';
+
+export { OnepassError };
+export { readManifest } from './loader.js'; // the site's manifest, read before the model loads (the model card)
+export { median } from './harness.js'; // one median for the runtime's timings and the pages' figures
+export const { timing: TIMING } = CONTRACT; // the parts of a pass's time, as "Under the hood" draws them
 
 const CANCEL_GRACE_MS = 500; // then Python is interrupted
 const CANCEL_DEADLINE_MS = 1500; // then the worker is replaced: Cancel ends any run within 2 s
@@ -11,15 +20,28 @@ const PING_MS = 2000;
 // loop, and the longest one the limits allow (py/onepass/limits.py) takes about 40 s on the real model.
 const SILENT_MS = 120_000;
 // Requests that run Python or the model, which Cancel stops.
-const RUNS = new Set(['generate', 'verify', 'predict', 'measure', 'sample', 'sampleNext', 'bench', 'positionIndependence']);
+const RUNS = new Set([...Object.keys(CONTRACT.requests), 'bench', 'positionIndependence']);
 
-export class RuntimeError extends Error {
-  constructor({ code, message, retryable, detail }) {
-    super(message);
-    this.code = code;
-    this.retryable = retryable;
-    this.detail = detail; // the raw text behind a plain message, for "Under the hood" and the console
-  }
+/** What the contract lacks of a `kind` request of `fields` (the kind itself, or fields), in words; '' if nothing. */
+function lacking(kind, fields) {
+  const spec = CONTRACT.requests[kind];
+  if (!spec) return `there is no ${kind} request: the contract has ${Object.keys(CONTRACT.requests).join(', ')}`;
+  const unknown = Object.keys(fields).filter((name) => !(name in spec.fields));
+  return unknown.length ? `the ${kind} request has no ${unknown.join(', ')}` : '';
+}
+
+/**
+ * The one way a page builds a request of the contract: `fields` with the contract's defaults for those left out,
+ * so equal requests are equal (the result cache's key). A field the contract lacks throws.
+ * @param {string} kind
+ * @param {Object} fields
+ */
+export function request(kind, fields = {}) {
+  const lacks = lacking(kind, fields);
+  if (lacks) throw new OnepassError('error', lacks);
+  const defaults = Object.entries(CONTRACT.requests[kind].fields).filter(([, value]) => value !== null);
+  const given = Object.entries(fields).filter(([, value]) => value !== undefined);
+  return Object.fromEntries([...defaults, ...given]);
 }
 
 export class Runtime {
@@ -81,12 +103,9 @@ export class Runtime {
     this.worker = null;
     this.restarts += 1;
     console.warn(`onepass: ${reason}; the next request starts a new worker`);
-    const failure = error ?? new RuntimeError(this.spoke ? {
-      code: 'worker_restarted',
-      message: 'the model stopped responding in this tab and was restarted: run again (it reloads from this browser\'s cache first)',
-      retryable: true,
-      detail: reason,
-    } : { code: 'worker', message: 'the model\'s runtime could not start in this tab: reload the page', retryable: true, detail: reason });
+    const failure = error ?? (this.spoke
+      ? new OnepassError('worker_restarted', 'the model stopped responding in this tab and was restarted: run again (it reloads from this browser\'s cache first)', { retryable: true, detail: reason })
+      : new OnepassError('worker', 'the model\'s runtime could not start in this tab: reload the page', { retryable: true, detail: reason }));
     const waiting = [...this.pending.values()];
     this.pending.clear();
     this.loaded = null;
@@ -117,7 +136,7 @@ export class Runtime {
       // reader's own code's doing, is said as such; anything else as any restart.
       const { code, detail } = message.error;
       return this.restart(`Python failed for good: ${detail ?? code}`, code === 'stack'
-        ? new RuntimeError({ ...message.error, code: 'worker_restarted', retryable: true }) : null);
+        ? OnepassError.from({ ...message.error, code: 'worker_restarted', retryable: true }) : null);
     }
     // A run waiting for the model to download is not silent while the download goes on.
     if (message.type === 'progress') for (const waiting of this.pending.values()) waiting.heard = performance.now();
@@ -127,7 +146,7 @@ export class Runtime {
     if (message.type === 'done' || message.type === 'error') {
       this.pending.delete(message.id);
       if (message.type === 'done') request.resolve(message.result);
-      else request.reject(new RuntimeError(message.error));
+      else request.reject(OnepassError.from(message.error));
     } else {
       request.onEvent?.(message);
     }
@@ -185,27 +204,15 @@ export class Runtime {
   }
 
   /**
-   * Generate after `text` (mode: greedy | lookup | guess | random | custom); onEvent gets {type: 'started',
-   * tokens} when the first pass begins, then {type: 'pass', pass, text} per pass, where text is the newly
-   * completed output. `guess` is the reader's continuation, `seed` the random draft's, `proposer` the reader's.
+   * A request of the contract's `kind` (generate, verify, predict, measure, sample, sampleNext), passed to the worker
+   * untouched; its result (contract.js's types). onEvent gets {type: 'started', tokens} once Python has accepted it,
+   * then, for generate, {type: 'pass', pass, text, labels, sent} per pass (text: the output the pass completed).
+   * A field the contract lacks is refused here, before anything runs.
    */
-  generate({ text, mode = 'greedy', kvCache = true, maxNew = 20, guess = '', seed = 0, proposer = '' }, onEvent = null) {
-    return this.request('generate', { text, mode, kvCache, maxNew, guess, seed, proposer }, onEvent);
-  }
-
-  /** One pass checks `guess` after `text`: the pass record, the prompt's ids and labels; onEvent as generate's. */
-  verify(text, guess, kvCache = true, onEvent = null) {
-    return this.request('verify', { text, guess, kvCache }, onEvent);
-  }
-
-  /** One pass over `text`: its ids, the model's top-k after each, and every id's label; onEvent as generate's. */
-  predict(text, onEvent = null) {
-    return this.request('predict', { text }, onEvent);
-  }
-
-  /** Median ms of one pass over the first n tokens of `text`, for each n in `sizes`. */
-  measure(text, sizes, runs) {
-    return this.request('measure', { text, sizes, runs });
+  run(kind, fields, onEvent = null) {
+    const lacks = lacking(kind, fields);
+    if (lacks) return Promise.reject(new OnepassError('error', lacks));
+    return this.request(kind, { request: fields }, onEvent);
   }
 
   /** Start Python without the model (step 6's preset draws need no model); resolves to {python: its version}. */
@@ -213,28 +220,18 @@ export class Runtime {
     return this.request('python');
   }
 
-  /** Step 6: speculative sampling of `draws` tokens with target p and draft q; counts and a chi-squared verdict. */
-  sample(p, q, draws, seed) {
-    return this.request('sample', { p, q, draws, seed });
-  }
-
   /**
    * Stop the running request within 2 s. The worker answers at once unless Python is stuck in a loop that never
    * awaits (a reader's proposer): only then is Python interrupted, so the interrupt lands in that loop and nowhere
    * else. A run still going after that (a pass, a sleeping proposer, a closed worker) ends with its worker.
    */
-  /** Step 6 on the live model: the model's next-token p after `text` (top k and "other") against a draft kind. */
-  sampleNext(text, draft, draws, seed) {
-    return this.request('sampleNext', { text, draft, draws, seed });
-  }
-
   cancel() {
     const runs = [...this.pending.values()].filter((request) => RUNS.has(request.type));
     const answered = this.request('cancel');
     const stuck = setTimeout(() => { if (this.interrupt) this.interrupt[0] = 2; }, CANCEL_GRACE_MS);
     const deadline = setTimeout(() => {
       if (runs.some((request) => [...this.pending.values()].includes(request))) {
-        this.restart('a cancelled run did not stop', new RuntimeError({ code: 'cancelled', message: 'the run was cancelled', retryable: true }));
+        this.restart('a cancelled run did not stop', new OnepassError('cancelled', 'the run was cancelled', { retryable: true }));
       }
     }, CANCEL_DEADLINE_MS);
     return answered.then((answer) => answer, () => ({ cancelling: true })).finally(() => {

@@ -4,27 +4,24 @@
  * RemoteBridge (bridge.js). The two start side by side: Pyodide here (from the build's snapshot of Python where it
  * can: startPyodide), the session there.
  *
- * What a panel's request gives (generate, verify, predict, sample, sampleNext) is decided in Python,
- * py/onepass/panels.py: this hands it the request, the model and the tokenizer, posts its pass events and returns
- * its result, unchanged.
+ * A panel's request is one of the contract's kinds (py/onepass/contract.py, here as contract.js: generate, verify,
+ * predict, measure, sample, sampleNext) and is answered in Python, py/onepass/panels.py's `run`: this hands it the
+ * request untouched (as JSON), the model and the tokenizer, posts its pass events and returns its result, unchanged
+ * (measure's passes are then timed in the model's worker).
  *
- * Messages in:  {id, type: 'load', threads?} | {type: 'ping'} (answered with {type: 'pong'} whenever the worker is free)
+ * Messages in:  {id, type: KIND, request} (KIND one of the contract's, `request` its fields)
+ *               | {id, type: 'load', threads?} | {type: 'ping'} (answered with {type: 'pong'} whenever the worker is free)
  *               | {id, type: 'hold', lock} (hold a Web Lock for the worker's life: the page hears of its end)
- *               | {id, type: 'generate', text, mode, kvCache, maxNew, guess?, seed?, proposer?}
- *               | {id, type: 'verify', text, guess, kvCache} (step 4: one pass checks a guess)
- *               | {id, type: 'predict', text} (step 3: one pass, a prediction under every token)
- *               | {id, type: 'measure', text, sizes, runs} (step 3: median ms of one pass over each size)
  *               | {id, type: 'cancel'} | {id, type: 'tokenize', texts} | {id, type: 'decode', ids}
  *               | {id, type: 'bench', ids, past?, verify?, prefill?, runs?} (benchmarks/bench_browser.py)
  *               | {id, type: 'positionIndependence', ids, cases} (harness.js's check of model_export/check.py's cases, for the tests)
- *               | {id, type: 'python'} (start Python alone: no model) | {id, type: 'sample', p, q, draws, seed}
- *               | {id, type: 'sampleNext', text, draft, draws, seed} (step 6 on the model's own next-token p)
+ *               | {id, type: 'python'} (start Python alone: no model)
  *               | {id, type: 'interrupt', buffer} (a SharedArrayBuffer the page writes 2 into to stop Python)
  * Messages out: {id, type: 'progress', loaded, total, elsewhere} | {id, type: 'started', tokens} (a run's first pass begins)
  *               | {id, type: 'pass', pass, text, labels, sent} | {id, type: 'done', result}
- *               | {id, type: 'error', error: {code, message, retryable, detail?}} | {type: 'pong'}
+ *               | {id, type: 'error', error: {code, message, retryable, detail?}} (an OnepassError, errors.js) | {type: 'pong'}
  *               | {type: 'fatal', error} (Python failed for good: the page replaces this worker)
- * One generation runs at a time; a second one is refused (code 'busy'), never interleaved. Every request is
+ * One run of the model at a time; a second one is refused (code 'busy'), never interleaved. Every request is
  * checked against Python's limits (py/onepass/limits.py) before its first pass, a text by its length first. An error's message is plain
  * words for the reader; the raw text (a Python traceback, onnxruntime's own words) is its `detail`, and the console's.
  * A generated pass carries `timing` (seconds: model, kv, bridge, python) and its message `sent`, the moment it was
@@ -34,10 +31,11 @@ import { Tokenizer } from '../../../vendor/tokenizers/tokenizers.min.mjs';
 import { loadPyodide } from '../../../vendor/pyodide/pyodide.mjs';
 
 import { RemoteBridge, reply, WorkerChannel } from './bridge.js';
+import { CONTRACT } from './contract.js';
 import { ByteDecoder } from './decoder.js';
+import { OnepassError } from './errors.js';
 
 const VENDOR = new URL('../../../vendor/', import.meta.url);
-const MAX_MEASURE_RUNS = 20; // step 3's measurement: a median of a few runs is enough
 const MEASURE_WARMUP = 2; // the first passes of a size pay for allocations the later ones reuse
 
 let loading = null; // the promise of the loaded runtime, kept for the visit
@@ -48,7 +46,7 @@ let interrupt = null; // Pyodide's interrupt buffer, shared with the page when i
 
 const post = (message) => self.postMessage(message);
 
-/** The build's snapshot of Python (tools/python_snapshot.py), ungzipped. */
+/** The build's snapshot of Python (hooks/python_snapshot.py), ungzipped. */
 async function snapshot(runtime) {
   const response = await fetch(new URL(runtime.snapshot.name, VENDOR));
   if (!response.ok) throw new Error(`Python's snapshot is missing (${response.status})`);
@@ -156,7 +154,7 @@ async function ready(model, channel, text, runtime, timings, since) {
     loading = null;
   };
   Object.assign(timings, model.timings);
-  if (!text) throw Object.assign(new Error("the model's manifest lists no tokenizer.json"), { code: 'not_found', retryable: true });
+  if (!text) throw new OnepassError('not_found', "the model's manifest lists no tokenizer.json", { retryable: true });
   const { tokenizer, decoder } = text;
 
   const waited = performance.now();
@@ -171,7 +169,8 @@ async function ready(model, channel, text, runtime, timings, since) {
   const pyTokenizer = browser.BrowserTokenizer({
     encode: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids,
     decode: (ids) => decoder.decode(ids.toJs()),
-  });
+    pieces: (ids) => ids.toJs().map((id) => decoder.decode([id])), // a pass's labels, in one crossing
+  }, backend.clock);
   const limits = JSON.parse(panels.limits());
   timings.total = since();
   const info = {
@@ -200,58 +199,35 @@ function ensureLoaded(id, threads) {
   return loading;
 }
 
-function inputError(message) {
-  return Object.assign(new Error(message), { code: 'input', retryable: true });
-}
-
-/** Python's JSON answer, or its refusal (a limit, the reader's proposer) as an error whose message is for the reader. */
+/** Python's JSON answer, or its refusal (contract.Refusal: a limit, the reader's proposer) thrown with its code. */
 function answer(json) {
   const result = JSON.parse(json);
-  if (result.error) throw Object.assign(new Error(result.error.message), { code: result.error.code, retryable: true });
+  if (result.error) throw new OnepassError(result.error.code, result.error.message, { retryable: true });
   return result;
 }
 
-/** What Python calls once it has accepted a request: the page's clock starts with the first pass. */
-const started = (id) => (tokens) => post({ id, type: 'started', tokens });
-
 /**
- * A panel request, decided in Python (py/onepass/panels.py): the request as a Python dict, the model, the tokenizer,
- * and `more` (the pass events' callback); its answer, or its refusal thrown.
+ * A request of the contract's `kind`, answered in Python (py/onepass/panels.py's `run`), the request as the page sent
+ * it: with the model and the tokenizer when the kind needs them (else Python alone), each pass's event posted as it
+ * comes, and 'started' once Python has accepted the request (the page's clock starts then).
  */
-async function panel(rt, name, id, message, ...more) {
-  const request = rt.pyodide.toPy(message);
-  rt.bridge.cancelled = false;
+async function answered(id, kind, request) {
+  const { kind: name, model } = CONTRACT.requests[kind];
+  const rt = model ? await ensureLoaded(id) : null;
+  const panels = rt?.panels ?? (await ensurePython()).pyodide.pyimport('onepass.panels');
+  const onPass = (json) => post({ id, type: 'pass', ...JSON.parse(json), sent: performance.timeOrigin + performance.now() });
+  const started = (tokens) => post({ id, type: 'started', tokens });
+  if (rt) rt.bridge.cancelled = false;
   try {
-    return answer(await rt.panels[name](rt.backend, rt.pyTokenizer, request, ...more, started(id)));
+    const result = answer(await panels.run(name, JSON.stringify(request), rt?.backend, rt?.pyTokenizer, onPass, started));
+    return kind === 'measure' ? await measure(rt, result) : result;
   } finally {
-    request.destroy();
-    rt.bridge.closeAll();
+    rt?.bridge.closeAll();
   }
 }
 
-async function generate(id, message) {
-  const rt = await ensureLoaded(id);
-  const onPass = (json) => {
-    const began = performance.now();
-    const event = JSON.parse(json);
-    event.pass.timing.bridge += (performance.now() - began) / 1000; // handing the pass on: reading it
-    post({ id, type: 'pass', ...event, sent: performance.timeOrigin + performance.now() });
-  };
-  return panel(rt, 'generate', id, message, onPass);
-}
-
-/** Step 3's measurement: median ms of one pass (fresh, KV cache on) over the text's first n tokens, per size. */
-async function measure(id, { text, sizes, runs = 5 }) {
-  const rt = await ensureLoaded(id);
-  let { ids } = answer(rt.panels.tokens(rt.pyTokenizer, text));
-  if (!ids.length) throw inputError('the text is empty: type a few words to measure a pass over them');
-  const most = rt.limits.prompt_tokens;
-  const whole = (n, top) => Number.isInteger(n) && n >= 1 && n <= top;
-  if (!Array.isArray(sizes) || !sizes.length || !sizes.every((n) => whole(n, most))) throw inputError(`each size must be a whole number of tokens from 1 to ${most}`);
-  if (!whole(runs, MAX_MEASURE_RUNS)) throw inputError(`runs must be a whole number from 1 to ${MAX_MEASURE_RUNS}`);
-  // A short text is repeated until it is long enough for the largest pass.
-  while (ids.length < Math.max(...sizes)) ids = ids.concat(ids);
-  rt.bridge.cancelled = false;
+/** Step 3's measurement, checked in Python: median ms of one pass (fresh, KV cache on) over the first n ids, per size. */
+async function measure(rt, { ids, sizes, runs }) {
   const ms = await rt.channel.request('measure', { ids, sizes, runs, warmup: MEASURE_WARMUP });
   return { ms, runs, threads: rt.info.threads };
 }
@@ -267,11 +243,7 @@ async function bench(rt, { ids, past = 32, verify = 6, prefill = 30, runs = 10, 
 
 /** Runs `task` unless another generation or benchmark is running, which is refused rather than interleaved. */
 async function exclusive(task) {
-  if (busy) {
-    const err = new Error('a run is already in progress: wait for it to finish or cancel it');
-    err.code = 'busy';
-    throw err;
-  }
+  if (busy) throw new OnepassError('busy', 'a run is already in progress: wait for it to finish or cancel it');
   busy = true;
   if (interrupt) interrupt[0] = 0; // a stop meant for an earlier run must not stop this one
   try {
@@ -282,6 +254,13 @@ async function exclusive(task) {
 }
 
 const HANDLERS = {
+  // The contract's requests: one that needs the model takes the worker, one that does not (step 6's presets) runs
+  // whenever asked (a stop meant for a run must not stop it).
+  ...Object.fromEntries(Object.entries(CONTRACT.requests).map(([kind, { model }]) => [kind, (id, { request }) => {
+    if (model) return exclusive(() => answered(id, kind, request));
+    if (interrupt && !busy) interrupt[0] = 0;
+    return answered(id, kind, request);
+  }])),
   load: async (id, message) => (await ensureLoaded(id, message.threads)).info,
   tokenize: async (id, { texts }) => {
     const rt = await ensureLoaded(id);
@@ -292,22 +271,7 @@ const HANDLERS = {
     // Streamed as a run streams its text, by Python's Stream (py/onepass/panels.py).
     return answer(rt.panels.pieces(rt.pyTokenizer, ids));
   },
-  generate: (id, message) => exclusive(() => generate(id, message)),
-  predict: (id, message) => exclusive(async () => panel(await ensureLoaded(id), 'predict', id, message)),
-  verify: (id, message) => exclusive(async () => panel(await ensureLoaded(id), 'verify', id, message)),
-  measure: (id, message) => exclusive(() => measure(id, message)),
-  sampleNext: (id, message) => exclusive(async () => panel(await ensureLoaded(id), 'sample_next', id, message)),
   python: async () => ({ python: (await ensurePython()).pyodide.version }),
-  sample: async (id, message) => {
-    const { pyodide } = await ensurePython();
-    if (interrupt && !busy) interrupt[0] = 0;
-    const request = pyodide.toPy(message);
-    try {
-      return answer(pyodide.pyimport('onepass.panels').sample(request));
-    } finally {
-      request.destroy();
-    }
-  },
   hold: async (id, { lock }) => {
     // The lock is released only when this worker ends, however it ends (self.close() fires no error event).
     await new Promise((held) => navigator.locks.request(lock, () => {
@@ -373,7 +337,7 @@ self.onmessage = ({ data }) => {
   // The page's sign of life: answered whenever this worker's event loop is free (a pass or a proposer blocks it).
   if (data.type === 'ping') return post({ type: 'pong' });
   const handler = HANDLERS[data.type] ?? (() => {
-    throw Object.assign(new Error(`unknown request ${data.type}`), { code: 'error' });
+    throw new OnepassError('error', `unknown request ${data.type}`);
   });
   return reply(data.id, () => handler(data.id, data), { describe });
 };

@@ -135,7 +135,9 @@ const HANDLERS = {
     const b = loaded();
     const ms = {};
     try {
-      for (const n of sizes) ms[n] = await timePasses(() => b.run(b.open(true), ids.slice(0, n), 0, false), () => b.closeAll(), runs, warmup);
+      for (const n of sizes) {
+        ms[n] = await timePasses(() => b.run(b.open(true), ids.slice(0, n), 0, false), () => b.closeAll(), runs, warmup);
+      }
     } finally {
       b.closeAll();
     }
