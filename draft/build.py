@@ -62,10 +62,12 @@ class Plan:
 
 # The real model's plan, sized by the throughput measured on this machine (benchmarks/FINDINGS.md, "The draft
 # model"): about 8 minutes of the target's passes, 4 of training.
-REAL = Plan(draft_data.Plan(instructions=-1, max_new=96, batch=8, code_tokens=40_000, doc_tokens=12_000, length=256),
+REAL = Plan(draft_data.Plan(instructions=-1, max_new=96, batch=16, forced_batch=4, code_tokens=40_000,
+                            doc_tokens=12_000, length=256),
             Design(), Recipe(epochs=2))
 # The tiny random model's: the whole path in seconds.
-TINY = Plan(draft_data.Plan(instructions=6, max_new=12, batch=3, code_tokens=300, doc_tokens=100, length=48),
+TINY = Plan(draft_data.Plan(instructions=6, max_new=12, batch=3, forced_batch=2, code_tokens=300, doc_tokens=100,
+                            length=48),
             Design(window=4, mlp=32, readout=256), Recipe(epochs=1, batch=4, length=32), held_out_tokens=8)
 TINY_HIDDEN = 256  # a target narrower than this is a test model: the tiny plan
 
@@ -176,6 +178,17 @@ def make_draft(target: Target, data: draft_data.Sequences, design: Design, recip
     return model
 
 
+def calibration(data: draft_data.Sequences, window: int, count: int = 64) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``count`` windows of training rows (the target's features, the next tokens), spread evenly over the data."""
+    feeds = []
+    for k in np.linspace(0, len(data) - 1, count).astype(int).tolist():
+        ids, hidden = data.ids[k], data.hidden[k]
+        start = max(0, len(ids) // 2 - window)
+        end = min(len(ids) - 1, start + window)
+        feeds.append((hidden[start:end].astype(np.float32)[None], ids[start + 1:end + 1][None]))
+    return feeds
+
+
 def _data(target: Target, tokenizer, plan: Plan, log):
     key = _key({"target": identity(target.manifest), "code": code_fingerprint(_DATA_MODULES),
                 "plan": asdict(plan.data)})
@@ -222,7 +235,7 @@ def _build(target: Target, plan: Plan, seed: int, folder: Path, log) -> None:
     partial = folder.with_name(folder.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
-    (partial / "draft.onnx").write_bytes(to_onnx(model))
+    (partial / "draft.onnx").write_bytes(to_onnx(model, calibration=calibration(data, plan.design.window)))
     info = {
         "format": FORMAT,
         "design": plan.design.name,
