@@ -8,13 +8,15 @@ The data and the held-out answers are the build's own caches (``draft/build.py``
 build's draft see the same tokens.
 
     PYTHONPATH=py .venv/bin/python -m benchmarks.draft_designs --target EXPORT_DIR \\
-        [--designs eagle-window:16:2432:16384:2,eagle-window:1:2432:16384:1,medusa::::4] [--epochs 2]
+        [--designs eagle-window:16:2432:16384:2,eagle-window:1:2432:16384:1,medusa:0:0:16384:4] [--epochs 2]
+        [--every 2]
 
 A design is ``name:window:mlp:readout:steps`` (Medusa's ``steps`` is its number of heads).
 """
 
 import argparse
 import json
+import pickle
 import sys
 import time
 from dataclasses import replace
@@ -26,6 +28,7 @@ import torch
 from tokenizers import Tokenizer
 
 from draft import build
+from draft import data as draft_data
 from draft.export import to_onnx
 from draft.heads import Medusa, Readout, parameters
 from draft.simulate import medusa_draft, report, windowed
@@ -70,6 +73,8 @@ def main() -> None:
     parser.add_argument("--target", type=Path, required=True)
     parser.add_argument("--designs", default=DEFAULT)
     parser.add_argument("--epochs", type=int)
+    parser.add_argument("--data", type=Path, help="a data file the build cached (cache/drafts/data/*.pkl) instead")
+    parser.add_argument("--every", type=int, default=1, help="train on every k-th sequence of the data only")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(2)
@@ -77,12 +82,18 @@ def main() -> None:
     target = Target(args.target)
     plan = build.plan_for(target)
     tokenizer = Tokenizer.from_file(str(target.folder / "tokenizer.json"))
-    data, data_seconds = build._data(target, tokenizer, plan, log)
+    if args.data:
+        data, data_seconds = pickle.loads(args.data.read_bytes())
+    else:
+        data, data_seconds = build._data(target, tokenizer, plan, log)
     runs = build._held_out(target, tokenizer, plan.held_out_tokens, log)
     recipe = plan.recipe if args.epochs is None else replace(plan.recipe, epochs=args.epochs)
+    data = draft_data.Sequences(*(field[::args.every] for field in (data.ids, data.hidden, data.argmax, data.kinds,
+                                                                    data.starts)))
     vocab = target.manifest["vocab_size"]
     answers = np.concatenate([ids[prompt:] for ids, _, prompt in runs])
-    out = {"target": target.manifest["model"]["name"], "data": {"tokens": data.tokens(), "by_source": data.counts(),
+    out = {"target": target.manifest["model"]["name"], "every": args.every,
+           "data": {"tokens": data.tokens(), "by_source": data.counts(),
                                                                "seconds": {k: round(v) for k, v in data_seconds.items()}},
            "recipe": recipe.__dict__, "designs": {}}
     for spec in args.designs.split(","):
