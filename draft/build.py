@@ -65,8 +65,8 @@ class Plan:
 
 
 # The real model's plan, sized by the throughput measured on this machine at a light load (benchmarks/FINDINGS.md,
-# "The draft model"): about 4 minutes of answers, 3 of teacher-forced texts, 1 of held-out answers, 5 of training
-# (about 400 rows a second), 2 of acceptance. Not yet timed end to end on an idle machine.
+# "The draft model"): about 4 minutes of answers, 3 of teacher-forced texts, 1 of held-out answers, 7 of training
+# (about 600 rows a second at W = 1), 1 of acceptance: 14-17 minutes. Not yet timed end to end on an idle machine.
 REAL = Plan(draft_data.Plan(instructions=-1, max_new=80, batch=16, forced_batch=4, code_tokens=32_000,
                             doc_tokens=8_000, length=256),
             Design(), Recipe(epochs=2))
