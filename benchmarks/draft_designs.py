@@ -1,104 +1,129 @@
-"""Which draft design to ship: EAGLE's one layer against Medusa's heads, trained on the same data, measured alike.
+"""Which draft to ship: designs trained on the same self-distillation data from the int8 target, measured alike.
 
-Prints JSON: the data's size, the readout's vocabulary coverage, each design's parameters, training time, and
-acceptance per draft position on the held-out chat prompts (``benchmarks/draft_prompts.json``) at several
-draft lengths. The target here is the float32 model the export starts from (PyTorch), so the figures compare
-designs; the shipped draft's own figures come from its benchmark on the int8 file.
+Prints JSON: the data (tokens by source, seconds), and per design its parameters, training seconds, the native
+milliseconds of one draft pass over a full window (onnxruntime, 2 threads, the int8 file), and acceptance per
+draft position and tokens per pass for γ = 1..6 on the held-out chat prompts (``benchmarks/draft_prompts.json``,
+64 new tokens), measured on the shipped int8 ONNX file of each EAGLE design (Medusa: the module, it has no file).
+The data and the held-out answers are the build's own caches (``draft/build.py``), so a design run here and the
+build's draft see the same tokens.
 
-    .venv/bin/python -m benchmarks.draft_designs [--subset 16384] [--epochs 4] [--chunks 160]
+    PYTHONPATH=py .venv/bin/python -m benchmarks.draft_designs --target EXPORT_DIR \\
+        [--designs eagle-window:16:2432:16384:2,eagle-window:1:2432:16384:1,medusa:0:0:16384:4] [--epochs 2]
+        [--every 2]
+
+A design is ``name:window:mlp:readout:steps`` (Medusa's ``steps`` is its number of heads).
 """
 
 import argparse
 import json
+import pickle
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+import onnxruntime as ort
 import torch
+from tokenizers import Tokenizer
 
+from draft import build
 from draft import data as draft_data
-from draft.heads import Eagle, Medusa, Readout, parameters
-from draft.instructions import instructions
-from draft.simulate import acceptance
+from draft.export import to_onnx
+from draft.heads import Medusa, Readout, parameters
+from draft.simulate import medusa_draft, report, windowed
+from draft.target import Target
 from draft.train import fit
-from model_export.cache import cache_root
-from model_export.sources import resolve
-from onepass.examples import chat
 
-PROMPTS = Path(__file__).with_name("draft_prompts.json")
+DEFAULT = "eagle-window:16:2432:16384:2,eagle-window:1:2432:16384:2,medusa:0:0:16384:4"
 
 
-def held_out(model, tokenizer, max_new: int):
-    prompts = [chat(p) for p in json.loads(PROMPTS.read_text())]
-    ids = [tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts]
-    answers = draft_data.greedy_answers(model, tokenizer, prompts, max_new)
-    full = [p + a for p, a in zip(ids, answers)]
-    hidden, _ = draft_data.teacher_forced(model, full)
-    return [(torch.tensor(f), h, len(p)) for f, h, p in zip(full, hidden, ids)]
+def pass_ms(data: bytes, window: int, d: int, repeats: int = 20) -> float:
+    """Median milliseconds of one draft pass over ``window`` rows, natively at 2 threads."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads, options.inter_op_num_threads = 2, 1
+    session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    feeds = {"features": np.random.default_rng(0).normal(size=(1, window, d)).astype(np.float32),
+             "tokens": np.arange(window, dtype=np.int64)[None]}
+    session.run(None, feeds)
+    times = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        session.run(None, feeds)
+        times.append(time.perf_counter() - began)
+    return round(1000 * float(np.median(times)), 2)
 
 
-def cached(path: Path, make):
-    """What ``make()`` returns, kept at ``path`` for the next run (the data take minutes; the designs, seconds)."""
-    if path.exists():
-        return torch.load(path, weights_only=False)
-    value = make()
-    torch.save(value, path)
-    return value
+class FileStep:
+    """An ONNX draft (bytes) as a ``simulate`` step."""
+
+    def __init__(self, data: bytes):
+        options = ort.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads = 2, 1
+        self.session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+
+    def __call__(self, features, tokens):
+        feature, argmax = self.session.run(["feature", "argmax"], {"features": features[None].astype(np.float32),
+                                                                   "tokens": tokens[None].astype(np.int64)})
+        return feature[0], argmax[0]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--subset", type=int, default=16384)
-    parser.add_argument("--epochs", type=int, default=4)
-    parser.add_argument("--chunks", type=int, default=160)
-    parser.add_argument("--mlp", type=int, default=2432)
-    parser.add_argument("--designs", default="eagle,medusa")
+    parser.add_argument("--target", type=Path, required=True)
+    parser.add_argument("--designs", default=DEFAULT)
+    parser.add_argument("--epochs", type=int)
+    parser.add_argument("--data", type=Path, help="a data file the build cached (cache/drafts/data/*.pkl) instead")
+    parser.add_argument("--every", type=int, default=1, help="train on every k-th sequence of the data only")
+    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(2)
-    log = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
-    store = cache_root() / "draft-research"
-    store.mkdir(parents=True, exist_ok=True)
-    loaded = resolve("default").load()
-    model, tokenizer = loaded.model, loaded.tokenizer
-    began = time.perf_counter()
-    data = draft_data.join(cached(store / "chat.pt", lambda: draft_data.chat_data(model, tokenizer, instructions())),
-                           cached(store / f"text-{args.chunks}.pt",
-                                  lambda: draft_data.text_data(model, tokenizer, args.chunks)))
-    data_s = time.perf_counter() - began
-    runs = cached(store / "held-out.pt", lambda: held_out(model, tokenizer, 64))
-    log(f"data: {len(data)} sequences, {data.tokens()} tokens, {data_s:.0f} s")
-
-    table = model.get_output_embeddings().weight.detach()
-    counts = torch.bincount(torch.cat(data.argmax), minlength=table.shape[0])
-    ids = draft_data.written_tokens(tokenizer, data, args.subset, table.shape[0])
-    answers = torch.cat([r[0][r[2]:] for r in runs])
-    embedding = model.get_input_embeddings().weight.detach()
-    report = {"data": {"sequences": len(data), "tokens": data.tokens(), "seconds": round(data_s)},
-              "subset": {"size": args.subset,
-                         "train_coverage": float(counts[ids].sum() / counts.sum()),
-                         "held_out_coverage": float(torch.isin(answers, ids).float().mean())},
-              "designs": {}}
-    cfg = model.config
-    for name in args.designs.split(","):
-        readout = Readout(table, ids)
-        if name == "eagle":
-            head = Eagle(embedding, readout, cfg.num_attention_heads, cfg.num_key_value_heads, args.mlp, cfg.rope_theta)
-            lr = 1e-3
-        else:
-            head = Medusa(cfg.hidden_size, 4, readout)
-            lr = 1e-3
+    log = lambda text: print(time.strftime("%H:%M:%S"), text, file=sys.stderr, flush=True)  # noqa: E731
+    target = Target(args.target)
+    plan = build.plan_for(target)
+    tokenizer = Tokenizer.from_file(str(target.folder / "tokenizer.json"))
+    if args.data:
+        data, data_seconds = pickle.loads(args.data.read_bytes())
+    else:
+        data, data_seconds = build._data(target, tokenizer, plan, log)
+    runs = build._held_out(target, tokenizer, plan.held_out_tokens, log)
+    recipe = plan.recipe if args.epochs is None else replace(plan.recipe, epochs=args.epochs)
+    data = draft_data.Sequences(*(field[::args.every] for field in (data.ids, data.hidden, data.argmax, data.kinds,
+                                                                    data.starts)))
+    vocab = target.manifest["vocab_size"]
+    answers = np.concatenate([ids[prompt:] for ids, _, prompt in runs])
+    out = {"target": target.manifest["model"]["name"], "every": args.every,
+           "data": {"tokens": data.tokens(), "by_source": data.counts(),
+                                                               "seconds": {k: round(v) for k, v in data_seconds.items()}},
+           "recipe": recipe.__dict__, "designs": {}}
+    for spec in args.designs.split(","):
+        name, window, mlp, size, steps = spec.split(":")
+        window, mlp, size, steps = int(window or 0), int(mlp or 0), int(size), int(steps)
         began = time.perf_counter()
-        fit(head, data, epochs=args.epochs, lr=lr, log=log)
-        seconds = time.perf_counter() - began
-        head.eval()
-        figures = {"parameters": parameters(head), "readout": readout.weight.numel(), "train_s": round(seconds)}
-        for gamma in (1, 2, 3, 4):
-            a = acceptance(head, runs, gamma)
-            figures[f"gamma_{gamma}"] = {"alpha": [round(x, 3) for x in a.alphas()],
-                                         "tokens_per_pass": round(a.tokens_per_pass(), 3)}
-        report["designs"][name] = figures
-        log(json.dumps({name: figures}))
-    print(json.dumps(report, indent=2))
+        figures = {}
+        ids = build.written_tokens(data, size, vocab)
+        figures["held_out_coverage"] = round(float(np.isin(answers, ids).mean()), 3)
+        if name == "medusa":
+            readout = Readout(torch.from_numpy(build.word_rows(target.folder, ids)), torch.from_numpy(ids), vocab)
+            model = Medusa(readout, steps)
+            fit(model, data, recipe, seed=args.seed, log=log)
+            figures["train_s"] = round(time.perf_counter() - began)
+            figures["parameters"] = parameters(model)
+            propose = lambda hidden, ids_, p, gamma, m=model: medusa_draft(m, hidden, p, gamma)  # noqa: E731
+            figures["acceptance"] = report(propose, runs, range(1, steps + 1))
+        else:
+            design = build.Design(name, window, mlp, size)
+            model = build.make_draft(target, data, design, replace(recipe, steps=steps), args.seed, log)
+            figures["train_s"] = round(time.perf_counter() - began)
+            figures["parameters"] = parameters(model)
+            graph = to_onnx(model, calibration=build.calibration(data, window))
+            figures["onnx_mb"] = round(len(graph) / 1e6, 1)
+            figures["pass_ms_native_2_threads"] = {n: pass_ms(graph, n, target.hidden_size)
+                                                   for n in sorted({1, window})}
+            figures["acceptance"] = report(windowed(FileStep(graph), window), runs)
+        out["designs"][spec] = figures
+        log(json.dumps({spec: figures}))
+    print(json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":

@@ -121,13 +121,22 @@ def doc_pieces(tokenizer, tokens: int, length: int) -> list[tuple[str, str]]:
     return pieces
 
 
-def teacher_forced(target: Target, tokenizer, pairs: list[tuple[str, str]], kind: str, into: Sequences) -> None:
-    """The target's pass over each (request, answer) chat exchange."""
+def teacher_forced(target: Target, tokenizer, pairs: list[tuple[str, str]], kind: str, into: Sequences,
+                   batch: int) -> None:
+    """The target's pass over each (request, answer) chat exchange, ``batch`` exchanges of like length per pass
+    (left-padded, as ``Target.greedy`` pads)."""
+    texts = []
     for request, answer in pairs:
         prompt = encode(tokenizer, chat(request))
-        ids = prompt + encode(tokenizer, answer)
-        argmax, hidden = target.teacher_forced(ids)
-        into.add(ids, argmax, hidden, kind, len(prompt))
+        texts.append((prompt + encode(tokenizer, answer), len(prompt)))
+    order = sorted(range(len(texts)), key=lambda i: (len(texts[i][0]), i))
+    for k in range(0, len(order), batch):
+        group = [texts[i] for i in order[k:k + batch]]
+        width = max(len(ids) for ids, _ in group)
+        pad = np.array([width - len(ids) for ids, _ in group], np.int64)
+        argmax, hidden, _ = target.run(np.array([[0] * (width - len(ids)) + ids for ids, _ in group]), pad=pad)
+        for row, (ids, start) in enumerate(group):
+            into.add(ids, argmax[row, pad[row]:], hidden[row, pad[row]:], kind, start)
 
 
 @dataclass(frozen=True)
@@ -136,7 +145,8 @@ class Plan:
 
     instructions: int  # how many of ``instructions()`` (all: -1)
     max_new: int
-    batch: int
+    batch: int  # answers decoded together
+    forced_batch: int  # texts per teacher-forced pass
     code_tokens: int
     doc_tokens: int
     length: int  # tokens per code or docs piece
@@ -154,7 +164,7 @@ def make(target: Target, tokenizer, plan: Plan, log=print) -> tuple[Sequences, d
     for kind, pieces in (("code", code_pieces(tokenizer, plan.code_tokens, plan.length)),
                          ("docs", doc_pieces(tokenizer, plan.doc_tokens, plan.length))):
         began = time.perf_counter()
-        teacher_forced(target, tokenizer, pieces, kind, data)
+        teacher_forced(target, tokenizer, pieces, kind, data, plan.forced_batch)
         seconds[kind] = time.perf_counter() - began
         log(f"draft data: {kind} {data.counts()[kind]} tokens in {seconds[kind]:.0f} s")
     return data, seconds

@@ -83,9 +83,70 @@ REWRITES = [
 ]
 
 
+# Tasks of other shapes than "Write a function that ...": classes, scripts, queries, reviews, shell, tests.
+MORE_CODE = [
+    "Write a Python class for a to-do list with add, remove and show methods.",
+    "Write a Python class that represents a 2D point with a method for the distance to another point.",
+    "Write a Python script that renames every .txt file in a folder to lower case.",
+    "Write a Python script that downloads nothing but prints the size of every file in the current directory.",
+    "Write a SQL query that counts the customers in each country.",
+    "Write a SQL query that finds the products that were never ordered.",
+    "Write a bash command that finds the ten largest files under the home directory.",
+    "Write a JavaScript function that deep-clones a plain object.",
+    "Write a TypeScript interface for a user with a name, an email and an optional age.",
+    "Write unit tests with pytest for a function that adds two numbers.",
+    "Write a Python dataclass for a book with a title, an author and a year.",
+    "Write a Python generator that yields the squares of the numbers from 1 to n.",
+    "Write a regular expression that matches a date like 2024-01-31 and explain it.",
+    "Write a Python function with type hints that parses a key=value string into a dictionary.",
+    "Write an HTML page with a form that asks for a name and an email.",
+    "Write a CSS rule that centres a div horizontally and vertically.",
+    "Write a Dockerfile for a small Python web application.",
+    "Write a Python context manager that changes the working directory and changes it back.",
+    "Write a Go program that prints the numbers from 1 to 100.",
+    "Write a Rust function that returns the largest value in a vector of integers.",
+    "Review this code and suggest improvements:\n"
+    "def get(d, k):\n    if k in d.keys():\n        return d[k]\n    else:\n        return None",
+    "What does this code print?\nx = [1, 2, 3]\ny = x\ny.append(4)\nprint(x)",
+    "Explain what this line does: result = [w for w in words if len(w) > 3]",
+    "Why does this code raise an error?\nnumbers = [1, 2, 3]\nprint(numbers[3])",
+    "Write a Python function that reads a JSON file and returns the value of the key 'name'.",
+    "Write an async Python function that waits one second and returns 'done'.",
+    "Write a Python script that asks the user for a number and says whether it is even.",
+    "Write a Python function that converts a string in snake_case to camelCase.",
+    "Write a Java class with a main method that prints the current date.",
+    "Write a Python function that formats a number of seconds as hours, minutes and seconds.",
+]
+MORE_GENERAL = [
+    "Write a short poem about a city at night.", "Give three tips for sleeping better.",
+    "Describe how a bicycle works in a few sentences.", "What are the main causes of soil erosion?",
+    "Write a short story about a lighthouse keeper.", "Explain gravity to a ten-year-old.",
+    "List four ways to reduce plastic waste.", "Write a friendly message inviting a colleague to lunch.",
+    "What is the difference between a virus and a bacterium?", "Give me a packing list for a beach holiday.",
+    "Explain how a bill becomes a law in general terms.", "Describe the taste of a lemon to someone who never had one.",
+    "What are three good habits for a student?", "Explain what a budget is and why it helps.",
+    "Write a short product description for a reusable water bottle.", "How do bees make honey?",
+    "Give two arguments for and two against working from home.", "Describe a forest after the rain.",
+    "What is a black hole, in simple words?", "Write a motivational sentence for someone learning to code.",
+]
+MORE_REWRITES = [
+    "Rewrite in the passive voice: \"The committee approved the new budget.\"",
+    "Translate into Italian: \"Good morning, how are you?\"",
+    "Make this message shorter: \"I am writing to let you know that I will not be able to attend the meeting "
+    "tomorrow.\"",
+    "Turn these notes into a sentence: meeting moved, Friday, 3 pm, room 2.",
+    "Rewrite this function so it uses enumerate:\nfor i in range(len(names)):\n    print(i, names[i])",
+    "Add comments to this code:\ndef clamp(x, low, high):\n    return max(low, min(x, high))",
+    "Convert this function to JavaScript:\ndef double(values):\n    return [v * 2 for v in values]",
+    "Simplify this condition: if not (a == False):",
+    "Rewrite this sentence for a child: \"Precipitation is expected throughout the afternoon.\"",
+    "Fix the spelling: \"Teh quick borwn fox jumpd over the lazy dog.\"",
+]
+
+
 def instructions() -> list[str]:
     """Every instruction, in a fixed order."""
     code = [f"Write a {CODE_LANGUAGES[i % len(CODE_LANGUAGES)]} function that {task}."
             for i, task in enumerate(CODE_TASKS)]
     explain = [f"Explain {concept} in a short paragraph." for concept in CONCEPTS]
-    return code + explain + GENERAL + REWRITES
+    return code + explain + GENERAL + REWRITES + MORE_CODE + MORE_GENERAL + MORE_REWRITES
