@@ -253,15 +253,24 @@ def served_uncompressed(site: Path) -> None:
     (site / "model" / "manifest.json").write_text(json.dumps(manifest, indent=2))
 
 
+RUNTIME_FOLDERS = ("runtime", "docs/assets/onepass/runtime")  # the runtime's sources: since issue 24, and before
+
+
+def runtime_files(rev: str) -> tuple[str, list[str]]:
+    """Where the runtime's sources lie at git revision ``rev``, and their names there."""
+    for folder in RUNTIME_FOLDERS:
+        listed = subprocess.run(["git", "ls-tree", "--name-only", f"{rev}:{folder}"], cwd=ROOT, capture_output=True)
+        if listed.returncode == 0:
+            return folder, listed.stdout.decode().split()
+    raise ValueError(f"no runtime at revision {rev} (looked in {', '.join(RUNTIME_FOLDERS)})")
+
+
 def runtime_at(site: Path, rev: str) -> None:
-    """The built site's runtime files replaced by docs/assets/onepass/runtime/ as it was at git revision ``rev``."""
-    folder = "docs/assets/onepass/runtime"
-
-    def git(*args: str) -> bytes:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, check=True).stdout
-
-    for name in git("ls-tree", "--name-only", f"{rev}:{folder}").decode().split():
-        (site / "assets" / "onepass" / "runtime" / name).write_bytes(git("show", f"{rev}:{folder}/{name}"))
+    """The built site's runtime files replaced by the runtime's sources as they were at git revision ``rev``."""
+    folder, names = runtime_files(rev)
+    for name in names:
+        shown = subprocess.run(["git", "show", f"{rev}:{folder}/{name}"], cwd=ROOT, capture_output=True, check=True)
+        (site / "assets" / "onepass" / "runtime" / name).write_bytes(shown.stdout)
 
 
 def browser_figures(url: str, ids: list[int], loads_only: bool = False) -> dict:
