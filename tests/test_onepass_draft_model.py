@@ -16,7 +16,7 @@ from onepass.acceptance import cost_ratio, mean_alpha, per_position
 from onepass.backends.toy import ToyDraft, ToyModel
 from onepass.draft_model import ModelDraft
 from onepass.drafted import drafted
-from onepass.exactness import compare, summarize
+from onepass.exactness import Outcome, compare, summarize
 from onepass.greedy import greedy
 from onepass.trace import PassRecord
 
@@ -92,6 +92,16 @@ def test_the_exactness_check_reports_a_draft_models_acceptance_cost_and_time():
     for row in rows.values():
         assert row["seconds"] > 0 and row["greedy_seconds"] > 0 and row["speedup"] > 0
     assert "c" not in rows["lookup"]
+
+
+def test_the_summary_gives_c_as_a_small_pass_against_a_pass_of_one_at_a_time():
+    # 10 small passes in 1 s against 20 passes in 4 s: 0.1 s against 0.2 s, c = 0.5.
+    outcome = Outcome(prompt=0, mode="draft", kv_cache=True, identical=True, first_difference=None, passes=5,
+                      tokens=10, seconds=2.0, reference_seconds=4.5, reference_passes=20, reference_pass_seconds=4.0,
+                      draft_passes=10, draft_seconds=1.0)
+    row = summarize([outcome])[0]
+    assert row["c"] == 0.5 and row["draft_passes"] == 10 and row["draft_seconds"] == 1.0
+    assert row["speedup"] == 2.25
 
 
 def test_no_draft_model_is_a_clear_error():

@@ -124,11 +124,11 @@ def summarize(outcomes: list[Outcome]) -> list[dict]:
                 tally.append([0, 0])
             tally[found["position"] - 1][0] += found["reached"]
             tally[found["position"] - 1][1] += found["accepted"]
-        cost = costs.setdefault(key, [0, 0.0, 0, 0.0])
-        cost[0] += outcome.draft_passes
-        cost[1] += outcome.draft_seconds
-        cost[2] += outcome.reference_passes
-        cost[3] += outcome.reference_pass_seconds
+        cost = costs.setdefault(key, [0.0, 0, 0.0, 0])  # cost_ratio's arguments: the draft's, then the target's
+        cost[0] += outcome.draft_seconds
+        cost[1] += outcome.draft_passes
+        cost[2] += outcome.reference_pass_seconds
+        cost[3] += outcome.reference_passes
     for key, row in rows.items():
         row["share"] = row["identical"] / row["prompts"]
         row["tokens_per_pass"] = row["tokens"] / row["passes"]
@@ -138,8 +138,7 @@ def summarize(outcomes: list[Outcome]) -> list[dict]:
                                  for j, (r, a) in enumerate(positions[key])]
             reached = sum(r for r, _ in positions[key])
             row["alpha"] = sum(a for _, a in positions[key]) / reached
-        if costs[key][0]:
-            row["draft_passes"] = costs[key][0]
-            row["draft_seconds"] = costs[key][1]
+        if costs[key][1]:
+            row["draft_seconds"], row["draft_passes"] = costs[key][:2]
             row["c"] = cost_ratio(*costs[key])
     return list(rows.values())
