@@ -10,7 +10,6 @@ prompts) are cached apart, keyed by the target and the code that makes them, so 
 re-trains without re-running the target.
 """
 
-import fcntl
 import hashlib
 import importlib.metadata
 import json
@@ -18,7 +17,6 @@ import os
 import pickle
 import shutil
 import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -28,6 +26,7 @@ import onnxruntime as ort
 import torch
 from tokenizers import Tokenizer
 
+from model_export.build import _exclusive as exclusive  # the exporter's one lock (public by use; renaming it would re-key every export)
 from model_export.cache import cache_root, sha256_file
 
 from . import data as draft_data
@@ -103,17 +102,9 @@ def slug(manifest: dict) -> str:
     return "".join(c if c.isalnum() or c in "-." else "-" for c in name.lower())[:40]
 
 
-@contextmanager
-def _exclusive(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
 def _cached(path: Path, make):
     """What ``make()`` returns, kept at ``path`` (pickled) for the next build."""
-    with _exclusive(path):
+    with exclusive(path):
         if path.is_file():
             return pickle.loads(path.read_bytes())
         value = make()
@@ -222,7 +213,7 @@ def build(export: Path | str, seed: int = 0, force: bool = False, log=print) -> 
     folder = cache_root() / "drafts" / f"{slug(target.manifest)}-{draft_key(target.manifest, seed, plan)}"
     if (folder / "draft.json").is_file() and not force:
         return folder
-    with _exclusive(folder):
+    with exclusive(folder):
         if (folder / "draft.json").is_file() and not force:
             return folder
         _build(target, plan, seed, folder, log)
