@@ -23,7 +23,7 @@ from .greedy import check_request
 from .sampling import accept, draw, pick, remainder, tempered
 from .seam import Model
 from .trace import PassRecord, Run
-from .verification import until_end
+from .verification import until_end, verifying_pass
 
 Rule = Callable[[float, float, float], bool]  # p(x), q(x), a uniform draw -> keep x
 
@@ -64,10 +64,7 @@ async def sample_drafted(model: Model, prompt: list[int], propose: ModelDraft, m
         room = max_new - (len(text) - len(prompt))
         drafts = await propose.sample(text, temperature, rng)
         draft = cut_draft([token for token, _ in drafts], room, eos_ids)
-        start, fed = session.length, text[session.length:] + draft
-        hidden = min(len(fed), propose.wanted + len(draft))
-        result = await session.forward(fed, rows_from=len(fed) - len(draft) - 1, hidden=hidden)
-        propose.keep(start + len(fed) - hidden, result.hidden)
+        start, fed, result = await verifying_pass(session, text, draft, propose)
         p = [tempered(ids, probs, temperature) for ids, probs in zip(result.topk_ids, result.topk_probs)]
         kept = []
         for j, token in enumerate(draft):

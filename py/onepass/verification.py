@@ -15,7 +15,7 @@ Transformers via Speculative Decoding" (2023), greedy case.
 from dataclasses import dataclass
 from typing import Protocol
 
-from .seam import Session
+from .seam import Pass, Session
 from .trace import PassRecord
 
 
@@ -65,6 +65,19 @@ async def check(session: Session, text: list[int], draft: list[int], eos_ids: fr
     features at every position the pass fed, or at the last ``wanted`` of a
     longer text.
     """
+    start, fed, result = await verifying_pass(session, text, draft, features)
+    verdict = verify(draft, result.argmax)
+    record = PassRecord(start=start, fed=fed, draft=draft, predicted=verdict.predicted, accepted=len(verdict.accepted),
+                        token=verdict.token, added=until_end(verdict.accepted + [verdict.token], eos_ids),
+                        seconds=result.seconds)
+    return verdict, record
+
+
+async def verifying_pass(session: Session, text: list[int], draft: list[int],
+                         features: FeatureReader | None = None) -> tuple[int, list[int], Pass]:
+    """The pass that checks ``draft``: over the part of ``text`` the session has not seen, plus ``draft``, with
+    rows after the text's last token and after each draft token; ``features`` hears the target's features.
+    Returns where the fed tokens start, the fed tokens and the pass (``sampled.py`` verifies by its own rule)."""
     if not 0 <= session.length < len(text):
         raise ValueError(f"the session must hold less than the text ({session.length} of {len(text)} tokens)")
     start, fed = session.length, text[session.length:] + draft
@@ -73,11 +86,7 @@ async def check(session: Session, text: list[int], draft: list[int], eos_ids: fr
     result = await session.forward(fed, rows_from=len(fed) - len(draft) - 1, hidden=hidden)
     if features:
         features.keep(start + len(fed) - hidden, result.hidden)
-    verdict = verify(draft, result.argmax)
-    record = PassRecord(start=start, fed=fed, draft=draft, predicted=verdict.predicted, accepted=len(verdict.accepted),
-                        token=verdict.token, added=until_end(verdict.accepted + [verdict.token], eos_ids),
-                        seconds=result.seconds)
-    return verdict, record
+    return start, fed, result
 
 
 def until_end(tokens: list[int], eos_ids: frozenset[int]) -> list[int]:
