@@ -27,6 +27,16 @@ THREADS = 2
 TOP_K = 10  # a draft's q for sampling: its most likely tokens, as many as the target's top k
 
 
+def session_options(threads: int, spinning: bool = True) -> ort.SessionOptions:
+    """``threads`` for one pass's operators; ``spinning``: whether the pool's idle threads busy-wait for the next
+    operator (onnxruntime's default), which is faster for a session that runs pass after pass."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
+    return options
+
+
 class NativeModel:
     """One onnxruntime session over an export folder; opens one ``Session`` per text.
 
@@ -42,11 +52,8 @@ class NativeModel:
             raise FileNotFoundError(f"no manifest.json in {folder}: not a model export")
         self.manifest = json.loads(manifest_path.read_text())
         self.facts = Facts.from_manifest(self.manifest)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
         graph = folder / (file or self.manifest["graph"])
-        self.onnx = ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        self.onnx = ort.InferenceSession(str(graph), session_options(threads), providers=["CPUExecutionProvider"])
         self.first_row = self.manifest["inputs"].get("first_row")
         if self.first_row not in {i.name for i in self.onnx.get_inputs()}:
             self.first_row = None
@@ -136,11 +143,11 @@ class NativeDraft:
                                    f"({self.manifest['target'].get('name')})")
         self.window = int(self.manifest["window"])
         self.top_k = int(self.manifest.get("top_k", TOP_K))
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        self.onnx = ort.InferenceSession(str(folder / self.manifest.get("graph", "draft.onnx")), options,
-                                         providers=["CPUExecutionProvider"])
+        # The draft's small passes alternate with the target's: a spinning idle thread of the draft's pool would
+        # take the core the target's next pass needs, and the drafted loop ran at 0.63x of one at a time instead
+        # of 1.09x (benchmarks/FINDINGS.md, "The draft model", 2026-12-02 evening).
+        self.onnx = ort.InferenceSession(str(folder / self.manifest.get("graph", "draft.onnx")),
+                                         session_options(threads, spinning=False), providers=["CPUExecutionProvider"])
 
     async def step(self, features: list[list[float]], tokens: list[int], *, sampling: bool = False) -> DraftStep:
         """One small pass; for ``sampling`` also its ``top_k`` most likely tokens and their probabilities (q)."""
