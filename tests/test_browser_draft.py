@@ -230,5 +230,5 @@ def test_drafted_sampling_follows_plain_sampling_over_whole_runs_in_chromium(pag
     # The same two samples, tested natively: the worker's verdict is the test's.
     assert two_samples(right["plain"], right["drafted"]).p_value == pytest.approx(right["verdict"]["p_value"])
     print(f"\nwhole runs in Chromium: {RUNS} + {RUNS} in {right['seconds']:.1f} s, verdict {right['verdict']}")
-    wrong = whole_runs(page, "always accept", RUNS, 3)
+    wrong = whole_runs(page, "always accept", RUNS // 5, 3)  # far off: a few hundred runs show it
     assert wrong["verdict"]["p_value"] < 1e-6, wrong["verdict"]
