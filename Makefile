@@ -31,14 +31,22 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
 
+# Then its draft model (python -m draft, cached like the export): status 3 means none can be built for this model, and
+# the site is built without one (its step-6 panel says so).
 model: setup build/.dir
 	$(PY) -m model_export --source "$(SOURCE)" --prune > build/model_dir.txt.tmp 2>build/model_export.log || { cat build/model_export.log; exit 1; }
 	mv build/model_dir.txt.tmp build/model_dir.txt
 	@echo "model: $$(cat build/model_dir.txt)"
+	$(PY) -m draft --target "$$(cat build/model_dir.txt)" > build/draft_dir.txt.tmp 2>build/draft.log; \
+	  status=$$?; if [ $$status -eq 3 ]; then cat build/draft.log; : > build/draft_dir.txt.tmp; \
+	  elif [ $$status -ne 0 ]; then cat build/draft.log; exit 1; fi
+	mv build/draft_dir.txt.tmp build/draft_dir.txt
+	@echo "draft: $$(cat build/draft_dir.txt)"
 
 # Instant navigation needs the site's own address in its sitemap: set SITE_URL to where it will be served.
 site: build/.dir model
-	ONEPASS_MODEL_DIR="$$(cat build/model_dir.txt)" ONEPASS_SITE_URL="$(SITE_URL)" $(PY) -m mkdocs build --strict --quiet
+	ONEPASS_MODEL_DIR="$$(cat build/model_dir.txt)" ONEPASS_DRAFT_DIR="$$(cat build/draft_dir.txt)" ONEPASS_SITE_URL="$(SITE_URL)" \
+	  $(PY) -m mkdocs build --strict --quiet
 
 serve: site
 	$(PY) tools/serve.py --dir site --port $(PORT)

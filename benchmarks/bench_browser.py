@@ -56,6 +56,7 @@ from playwright.sync_api import sync_playwright
 
 from benchmarks.memory import MemorySampler
 from benchmarks.peers import held_ids, peer_figures
+from hooks.model import served_files
 from model_export.build import build
 from model_export.check import load, speed
 from onepass.examples import EXAMPLES
@@ -232,24 +233,31 @@ def download_figures(site: Path) -> dict:
     """What the site's manifest says the model takes: on the wire, and kept in the browser (uncompressed)."""
     manifest = json.loads((site / "model" / "manifest.json").read_text())
     graph = next(entry for entry in manifest["files"] if entry["name"] == manifest["graph"])
-    return {"download_mb": round(manifest.get("download_size", sum(f["size"] for f in manifest["files"])) / MB, 1),
-            "stored_mb": round(sum(f["size"] for f in manifest["files"]) / MB, 1),
+    files = served_files(manifest)
+    draft = manifest.get("draft")
+    return {"download_mb": round(manifest.get("download_size", sum(f["size"] for f in files)) / MB, 1),
+            "stored_mb": round(sum(f["size"] for f in files) / MB, 1),
             "graph_mb": round(graph["size"] / MB, 1),
+            "draft_download_mb": round(draft["download_size"] / MB, 1) if draft else 0,
             "parameters": manifest["model"]["parameters"], "word_tables": manifest["model"].get("word_tables"),
-            "chunks": sum(len(f["chunks"]) for f in manifest["files"])}
+            "chunks": sum(len(f["chunks"]) for f in files)}
 
 
 def served_uncompressed(site: Path) -> None:
     """The site's chunks decompressed in place, as today's build (before issue 23) serves them: the loader takes
     plain bytes as it would from a host that undid the compression."""
     manifest = json.loads((site / "model" / "manifest.json").read_text())
-    for entry in manifest["files"]:
+    for entry in served_files(manifest):
         for chunk in entry["chunks"]:
             path = site / "model" / chunk["name"]
             path.write_bytes(gzip.decompress(path.read_bytes()))
             chunk["download_size"] = chunk["size"]
         entry["download_size"] = entry["size"]
-    manifest["download_size"] = sum(entry["size"] for entry in manifest["files"])
+    for listing in (manifest, manifest.get("draft")):
+        if listing:
+            listing["download_size"] = sum(entry["size"] for entry in listing["files"])
+    manifest["model_download_size"] = manifest["download_size"]
+    manifest["download_size"] += manifest.get("draft", {}).get("download_size", 0)
     (site / "model" / "manifest.json").write_text(json.dumps(manifest, indent=2))
 
 

@@ -23,6 +23,16 @@ a ``chunks`` list per file (name, size and sha256 uncompressed,
 by one, each file's and the whole model's ``download_size`` (bytes on the
 wire), and the model's ``identity`` (its files' hashes), to which the page
 ties cached results and the build's traces (``hooks/traces.py``).
+
+``ONEPASS_DRAFT_DIR``, if set and not empty, points at the draft model built for
+that export (``python -m draft --target EXPORT`` prints it). Its file goes into
+the same chunks folder the same way, and the manifest gains ``draft``: the
+draft's own ``draft.json`` (window, sizes, training, offline acceptance), its
+``files`` with their ``chunks`` and ``download_size``, and its ``identity``.
+The loader fetches and keeps it with the model (``runtime/loader.js``), and the
+consent question states both together: ``download_size`` at the top is the
+whole, model and draft. A draft made for another model stops the build. Without
+one, the manifest says why in ``draft_unavailable`` and the draft's panel says so.
 """
 
 import gzip
@@ -44,25 +54,69 @@ def _manifest() -> dict | None:
     return json.loads((Path(folder) / "manifest.json").read_text()) if folder else None
 
 
+NO_DRAFT = "this site was built without a draft model for its model"
+
+
+def _draft(manifest: dict) -> dict | None:
+    """The draft's ``draft.json`` from ``ONEPASS_DRAFT_DIR`` (None when it is unset or empty), checked to be the draft of
+    ``manifest``'s model."""
+    folder = os.environ.get("ONEPASS_DRAFT_DIR", "").strip()
+    if not folder:
+        return None
+    draft = json.loads((Path(folder) / "draft.json").read_text())
+    if draft["target"]["identity"] != identity(manifest):
+        raise ValueError(f"the draft in {folder} was trained for {draft['target']['name']}, not for the model in "
+                         f"{os.environ['ONEPASS_MODEL_DIR']}: build it again with python -m draft --target EXPORT")
+    return draft
+
+
 PARAMETER_FACTS = ("layer_parameters", "table_parameters", "read_parameters", "vocab_size", "input_table", "origin")
 
 
 def _facts(manifest: dict | None) -> dict:
-    """The pages' placeholders; ``download_mb`` is the bytes the served chunks take on the wire (``download_size``)."""
+    """The pages' placeholders; ``download_mb`` is the bytes the served chunks take on the wire (``download_size``: the
+    model's and its draft's), ``model_download_mb`` the model's alone, ``size_mb`` the model's files and ``kept_mb`` what
+    the browser keeps of both."""
     if manifest is None:
-        return dict.fromkeys(("name", "size_mb", "download_mb", "quantisation", "source", "layers", "parameters",
-                              *PARAMETER_FACTS), "?")
+        return dict.fromkeys(("name", "size_mb", "download_mb", "model_download_mb", "kept_mb", "quantisation", "source", "layers",
+                              "parameters", *PARAMETER_FACTS, *DRAFT_FACTS), "?")
     size = sum(f["size"] for f in manifest["files"])
+    draft = manifest.get("draft")
     return {
+        **draft_facts(draft),
         **parameter_facts(manifest),
         "name": manifest["model"]["name"],
         "size_mb": f"{size / 1e6:.0f}",
+        "kept_mb": f"{(size + sum(f['size'] for f in draft['files'])) / 1e6 if draft else size / 1e6:.0f}",
+        "model_download_mb": f"{manifest.get('model_download_size', size) / 1e6:.0f}",
         "download_mb": f"{manifest.get('download_size', size) / 1e6:.0f}",
         "quantisation": manifest["quantisation"]["name"],
         "source": manifest["model"]["source"],
         "layers": str(manifest["model"]["num_layers"]),
         "parameters": f"{manifest['model']['parameters'] / 1e6:.0f} million",
     }
+
+
+DRAFT_FACTS = ("draft_mb", "draft_parameters", "draft_sentence", "draft_summary")
+
+
+def draft_facts(draft: dict | None) -> dict:
+    """The draft's size on the pages, a sentence for the download's description ("" without a draft) and a line
+    for the model card."""
+    if draft is None:
+        return {"draft_mb": "0", "draft_parameters": "0", "draft_sentence": "",
+                "draft_summary": "none: " + NO_DRAFT + " (step 6's live panel says so)"}
+    mb = megabytes(draft["download_size"])
+    training = draft.get("training", {})
+    summary = (f"{millions(draft['parameters'])} parameters ({mb} MB to download), trained by this site's build on the "
+               f"model's own predictions over {training.get('tokens', 0):,} tokens; it reads the model's last hidden "
+               "state and proposes step 6's drafts")
+    return {"draft_mb": mb, "draft_parameters": millions(draft["parameters"]),
+            "draft_sentence": f"That includes step 6's draft model ({mb} MB).", "draft_summary": summary}
+
+
+def megabytes(size: int) -> str:
+    return f"{size / 1e6:.0f}" if size >= 10e6 else f"{size / 1e6:.1f}"  # the tiny test model's draft is 1 MB
 
 
 def millions(count: int) -> str:
@@ -104,6 +158,11 @@ def origin(model: dict) -> str:
         said += (" The name stored in the file ends in AWQ: by it, the file was made from the model's AWQ version, so "
                  "the weights had been compressed to 4 bits (AWQ) before they came here.")
     return said
+
+
+def served_files(manifest: dict) -> list[dict]:
+    """Every file the site serves for the model, its draft's after its own (``runtime/loader.js``'s ``servedFiles``)."""
+    return [*manifest["files"], *manifest.get("draft", {}).get("files", [])]
 
 
 def identity(manifest: dict) -> str:
@@ -159,16 +218,31 @@ def _write_chunk(target: Path, data: bytes) -> dict:
     return {"name": name, "size": len(data), "sha256": digest, "download_size": len(packed)}
 
 
+def add_chunks(listing: dict, source: Path, folder: Path) -> None:
+    """Each of ``listing``'s ``files`` (in ``source``) written as chunks into ``folder``, listed under its ``chunks``,
+    with each file's and the listing's ``download_size``."""
+    for entry in listing["files"]:
+        entry["chunks"] = write_chunks(source / entry["name"], folder, chunk_bytes())
+        entry["download_size"] = sum(chunk["download_size"] for chunk in entry["chunks"])
+    listing["download_size"] = sum(entry["download_size"] for entry in listing["files"])
+
+
 def on_config(config):
     # Read the manifest once per build, not once per page; the chunks are made now, as the pages state their size.
     manifest = _manifest()
     if manifest:
         folder = Path(tempfile.mkdtemp(prefix="onepass-chunks-"))
-        for entry in manifest["files"]:
-            entry["chunks"] = write_chunks(Path(os.environ["ONEPASS_MODEL_DIR"]) / entry["name"], folder, chunk_bytes())
-            entry["download_size"] = sum(chunk["download_size"] for chunk in entry["chunks"])
-        manifest["download_size"] = sum(entry["download_size"] for entry in manifest["files"])
+        add_chunks(manifest, Path(os.environ["ONEPASS_MODEL_DIR"]), folder)
         manifest["identity"] = identity(manifest)
+        draft = _draft(manifest)
+        manifest["model_download_size"] = manifest["download_size"]
+        if draft:
+            add_chunks(draft, Path(os.environ["ONEPASS_DRAFT_DIR"].strip()), folder)
+            draft["identity"] = identity(draft)
+            manifest["draft"] = draft
+            manifest["download_size"] += draft["download_size"]
+        else:
+            manifest["draft_unavailable"] = NO_DRAFT
         config["extra"]["model_chunks"] = (folder, manifest)
     config["extra"]["model_facts"] = _facts(manifest)
     return config

@@ -341,7 +341,16 @@ export async function readManifest(modelUrl) {
 }
 
 /**
- * Fetch the manifest at `modelUrl` (a folder URL ending in /) and every file it lists, smallest first.
+ * Every file the site serves for the model: the model's own, then its draft model's (hooks/model.py's `draft`), each
+ * draft file marked `draft: true`. Names are the keys of loadModel's `files`, so the draft's differ from the model's.
+ */
+export function servedFiles(manifest) {
+  return [...manifest.files, ...(manifest.draft?.files ?? []).map((file) => ({ ...file, draft: true }))];
+}
+
+/**
+ * Fetch the manifest at `modelUrl` (a folder URL ending in /) and every file it lists (the draft model's too:
+ * servedFiles), smallest first.
  * onProgress(loadedBytes, totalBytes, elsewhere) is called as bytes arrive (bytes on the wire: compressed), and every
  * second while this tab waits for
  * chunks another tab is downloading (`elsewhere` true, oneTabAtATime); onFile(name, bytes), if given, as each
@@ -355,8 +364,9 @@ export async function readManifest(modelUrl) {
 export async function loadModel(modelUrl, onProgress, onFile = () => {}, place = (file) => new Uint8Array(file.size)) {
   const manifest = await readManifest(modelUrl);
   const store = await openStore();
+  const listed = servedFiles(manifest);
   // Progress counts bytes on the wire (compressed), as the site states the download's size.
-  const total = manifest.files.reduce((sum, file) => sum + (file.chunks ?? [file]).reduce((n, c) => n + wireSize(c), 0), 0);
+  const total = listed.reduce((sum, file) => sum + (file.chunks ?? [file]).reduce((n, c) => n + wireSize(c), 0), 0);
   let loaded = 0;
   const waits = new Set(); // the chunks this tab waits for while another tab downloads them
   const report = () => onProgress(loaded, total, waits.size > 0);
@@ -373,7 +383,7 @@ export async function loadModel(modelUrl, onProgress, onFile = () => {}, place =
   const files = {};
   const finished = [];
   try {
-    for (const file of [...manifest.files].sort((a, b) => a.size - b.size)) {
+    for (const file of [...listed].sort((a, b) => a.size - b.size)) {
       const chunks = file.chunks ?? [{ name: file.name, size: file.size, sha256: file.sha256 }];
       if (chunks.reduce((sum, chunk) => sum + chunk.size, 0) !== file.size) {
         throw new LoadError('truncated', `${file.name}: the manifest's chunks do not add up to ${file.size} bytes`);
@@ -383,7 +393,7 @@ export async function loadModel(modelUrl, onProgress, onFile = () => {}, place =
       whole.catch(() => {}); // a failure is the load's once a chunk awaits it, below
       const offsets = chunks.map((_, i) => chunks.slice(0, i).reduce((sum, chunk) => sum + chunk.size, 0));
       await inParallel(chunks.map((chunk, i) => () => oneTabAtATime(store && chunk.sha256, waiting(chunk), async () => {
-        const what = `part ${i + 1} of ${chunks.length} of the model's ${file.name} (${chunk.name})`;
+        const what = `part ${i + 1} of ${chunks.length} of the ${file.draft ? 'draft model' : 'model'}'s ${file.name} (${chunk.name})`;
         const url = new URL(chunk.name, modelUrl).href;
         const { bytes, fresh } = await loadChunk(store, url, chunk, what, onBytes);
         (await whole).set(bytes, offsets[i]);
@@ -394,7 +404,7 @@ export async function loadModel(modelUrl, onProgress, onFile = () => {}, place =
       finished.push(new Promise((next) => setTimeout(next, 0)).then(() => onFile(file.name, files[file.name])));
     }
     await Promise.all(finished);
-    const urls = manifest.files.flatMap((file) => (file.chunks ?? [file]).map((c) => new URL(c.name, modelUrl).href));
+    const urls = listed.flatMap((file) => (file.chunks ?? [file]).map((c) => new URL(c.name, modelUrl).href));
     if (store) await store.prune(urls);
   } finally {
     store?.close(); // the store worker, once every chunk is kept

@@ -18,8 +18,15 @@ LOAD_TIMEOUT_MS = 180_000
 
 
 @pytest.fixture(scope="session")
-def tiny_site(tiny_export, tmp_path_factory) -> Path:
-    return build_site(tiny_export, tmp_path_factory.mktemp("tiny_site") / "site")
+def tiny_site(tiny_export, tiny_draft, tmp_path_factory) -> Path:
+    """The site as ``make serve`` builds it, with the tiny model and its tiny draft model."""
+    return build_site(tiny_export, tmp_path_factory.mktemp("tiny_site") / "site", draft_dir=tiny_draft)
+
+
+@pytest.fixture(scope="session")
+def tiny_site_without_draft(tiny_export, tmp_path_factory) -> Path:
+    """The site of a model for which no draft could be built."""
+    return build_site(tiny_export, tmp_path_factory.mktemp("tiny_site_without_draft") / "site")
 
 
 def point_sitemap_at(site: Path, url: str) -> None:

@@ -35,6 +35,25 @@ def real_export() -> Path:
     return build("default")
 
 
+@pytest.fixture(scope="session")
+def tiny_draft(tiny_export) -> Path:
+    """The tiny model's draft model, as ``python -m draft`` builds it (seconds; cached)."""
+    from draft.build import build as build_draft
+
+    return build_draft(tiny_export, log=lambda message: None)
+
+
+@pytest.fixture(scope="session")
+def real_draft(real_export) -> Path:
+    """The real model's draft, as ``make serve`` builds it: about 15 minutes on two cores the first time, so only with
+    ``ONEPASS_REAL_DRAFT=1`` (the tests that need it are skipped otherwise; it is cached once built)."""
+    if os.environ.get("ONEPASS_REAL_DRAFT") != "1":
+        pytest.skip("needs the real model's draft: ONEPASS_REAL_DRAFT=1 builds it (about 15 minutes the first time)")
+    from draft.build import build as build_draft
+
+    return build_draft(real_export, log=lambda message: None)
+
+
 def ids_of(folder: Path, text: str) -> list[int]:
     """``text`` as token ids, by the export's own tokenizer.json."""
     from tokenizers import Tokenizer
@@ -55,6 +74,9 @@ def held_text() -> str:
 SLOW = {"test_draft_build.py::test_the_built_draft_keeps_the_interface_and_a_rebuild_gives_the_same_bytes"}
 
 
+BUILDS = {"tiny_site", "tiny_site_without_draft", "tiny_server", "tiny_draft", "draft_model", "real_draft"}
+
+
 def pytest_collection_modifyitems(items):
     """Mark each test by what it needs, so a subset is one ``-m`` away (see DEVELOPERS.md):
     ``browser`` drives Chromium, ``real`` needs the real 0.5B model, and one that needs the built site or the tiny
@@ -63,7 +85,7 @@ def pytest_collection_modifyitems(items):
         needs = set(item.fixturenames)
         if needs & {"chromium", "page"}:
             item.add_marker(pytest.mark.browser)
-        if needs & {"tiny_site", "tiny_server", "tiny_draft", "draft_model"} or f"{item.path.name}::{item.originalname}" in SLOW:
+        if needs & BUILDS or f"{item.path.name}::{item.originalname}" in SLOW:
             item.add_marker(pytest.mark.slow)
         if "real_export" in needs:
             item.add_marker(pytest.mark.real)

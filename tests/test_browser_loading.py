@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 
+from hooks.model import served_files
 from tests.browser import CONSENTED, Server, build_site, offline_page, stored_chunks
 
 pytest_plugins = ["tests.browser"]  # the browser fixtures, registered once for the whole session
@@ -23,7 +24,7 @@ LOAD = "() => window.onepass().load().then(() => 'loaded', (e) => ({code: e.code
 
 def chunks(site) -> list[dict]:
     manifest = json.loads((site / "model" / "manifest.json").read_text())
-    return [chunk for entry in manifest["files"] for chunk in entry["chunks"]]
+    return [chunk for entry in served_files(manifest) for chunk in entry["chunks"]]
 
 
 def open_page(page, server):
@@ -47,7 +48,7 @@ def own_copy(chromium, tiny_site, tmp_path, consent: bool = True):
     assert outside == []
 
 
-def test_the_site_ships_chunks_the_manifest_lists(tiny_site, tiny_export):
+def test_the_site_ships_chunks_the_manifest_lists(tiny_site, tiny_export, tiny_draft):
     listed = chunks(tiny_site)
     assert len(listed) > 2  # the tests build with small chunks
     for chunk in listed:
@@ -63,7 +64,13 @@ def test_the_site_ships_chunks_the_manifest_lists(tiny_site, tiny_export):
         assert sum(c["size"] for c in entry["chunks"]) == original["size"]
         assert entry["download_size"] == sum(c["download_size"] for c in entry["chunks"])
         assert {k: v for k, v in entry.items() if k not in ("chunks", "download_size")} == original
-    assert shipped["download_size"] == sum(entry["download_size"] for entry in shipped["files"])
+    assert shipped["model_download_size"] == sum(entry["download_size"] for entry in shipped["files"])
+    # The draft model in the same chunks, after the model's, and counted in the download the reader is asked about.
+    draft = json.loads((tiny_draft / "draft.json").read_text())
+    assert [{k: v for k, v in entry.items() if k not in ("chunks", "download_size")} for entry in shipped["draft"]["files"]] \
+        == draft["files"]
+    assert shipped["draft"]["window"] == draft["window"] and shipped["draft"]["target"] == draft["target"]
+    assert shipped["download_size"] == shipped["model_download_size"] + shipped["draft"]["download_size"]
 
 
 def test_a_missing_chunk_is_a_clear_retryable_error(page, tiny_server, tiny_site):

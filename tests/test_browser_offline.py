@@ -16,6 +16,7 @@ import shutil
 
 import pytest
 
+from hooks.model import served_files
 from model_export.ort_format import save_ort
 from tests.browser import LOAD_TIMEOUT_MS, Server, build_site, offline_page, point_sitemap_at, stored_chunks
 from tests.test_pages_panels import RUN_MS
@@ -42,8 +43,8 @@ RUNS = {
 
 
 @pytest.fixture
-def served(tiny_export, tmp_path):
-    site = build_site(tiny_export, tmp_path / "site")
+def served(tiny_export, tiny_draft, tmp_path):
+    site = build_site(tiny_export, tmp_path / "site", draft_dir=tiny_draft)  # as make serve builds it
     server = Server(site)
     point_sitemap_at(site, server.url)
     yield site, server
@@ -184,8 +185,8 @@ def first_visit_then_offline(chromium, site, first: str) -> None:
 
 
 @pytest.mark.parametrize("first", ["run", "agree"])
-def test_after_a_real_first_visit_the_model_runs_offline(chromium, tiny_export, tmp_path, first):
-    first_visit_then_offline(chromium, build_site(tiny_export, tmp_path / "site"), first)
+def test_after_a_real_first_visit_the_model_runs_offline(chromium, tiny_export, tiny_draft, tmp_path, first):
+    first_visit_then_offline(chromium, build_site(tiny_export, tmp_path / "site", draft_dir=tiny_draft), first)
 
 
 def test_after_a_real_first_visit_the_real_model_runs_offline(chromium, real_export, tmp_path):
@@ -214,7 +215,7 @@ def new_model(export, folder):
 
 def chunk_names(site) -> set[str]:
     manifest = json.loads((site / "model" / "manifest.json").read_text())
-    return {chunk["name"] for entry in manifest["files"] for chunk in entry["chunks"]}
+    return {chunk["name"] for entry in served_files(manifest) for chunk in entry["chunks"]}
 
 
 def test_a_new_build_with_a_new_model_replaces_the_old_one(chromium, served, tiny_export, tmp_path):
@@ -274,10 +275,12 @@ def test_the_model_downloads_only_when_the_reader_agrees(chromium, served):
         assert "not downloaded yet" in card.inner_text() and "MB" in card.locator(".onepass-download").inner_text()
         # The question states what crosses the wire (the chunks are compressed); the facts add what the browser keeps.
         manifest = json.loads((site / "model" / "manifest.json").read_text())
-        download, kept = manifest["download_size"], sum(f["size"] for f in manifest["files"])
+        download, kept = manifest["download_size"], sum(f["size"] for f in served_files(manifest))
         assert download < kept
         assert f"{download / 1e6:.1f} MB" in card.locator(".onepass-download").inner_text()
-        assert f"{download / 1e6:.1f} MB to download, {kept / 1e6:.1f} MB kept" in card.inner_text()
+        draft = manifest["draft"]["download_size"]
+        assert f"{download / 1e6:.1f} MB to download, {kept / 1e6:.1f} MB kept (with step 6's draft model, {draft / 1e6:.1f} MB)" \
+            in card.inner_text()
         # Meanwhile the recorded run is in view; Run without agreeing asks instead of downloading.
         assert page.locator("[data-onepass-panel=greedy] .onepass-pass").count() > 0
         page.click("[data-onepass-panel=greedy] .onepass-run")

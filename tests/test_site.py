@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hooks.model import millions
+from hooks.model import megabytes, millions
 
 pytestmark = pytest.mark.slow  # the site is built
 
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def site(tiny_export, tmp_path_factory):
     site = tmp_path_factory.mktemp("strict") / "site"
-    env = {**os.environ, "ONEPASS_MODEL_DIR": str(tiny_export), "NO_MKDOCS_2_WARNING": "1"}
+    env = {**os.environ, "ONEPASS_MODEL_DIR": str(tiny_export), "ONEPASS_DRAFT_DIR": "", "NO_MKDOCS_2_WARNING": "1"}
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(site)],
                    cwd=ROOT, env=env, check=True)
     return site
@@ -87,3 +87,42 @@ def test_python_s_snapshot_is_named_by_its_content_and_holds_no_build_path(site)
     assert snapshot.parent.name == "pyodide"  # cached by the service worker with Pyodide, per build
     assert runtime["snapshot"]["jspi"] is True  # Debian's Chromium has WebAssembly stack switching
     assert str(ROOT).encode() not in raw
+
+
+def test_a_site_without_a_draft_says_so_and_downloads_the_model_alone(site):
+    shipped = json.loads((site / "model" / "manifest.json").read_text())
+    assert "draft" not in shipped and shipped["draft_unavailable"]
+    assert shipped["download_size"] == shipped["model_download_size"]
+    hood = (site / "runtime" / "index.html").read_text()
+    assert "none: this site was built without a draft model" in hood
+
+
+def test_the_draft_ships_with_the_model_and_the_pages_state_the_total(tiny_export, tiny_draft, tmp_path):
+    from tools.site import build_site
+
+    site = build_site(tiny_export, tmp_path / "site", draft_dir=tiny_draft)
+    shipped = json.loads((site / "model" / "manifest.json").read_text())
+    draft = json.loads((tiny_draft / "draft.json").read_text())
+    (entry,) = shipped["draft"]["files"]
+    whole = b"".join(gzip.decompress((site / "model" / chunk["name"]).read_bytes()) for chunk in entry["chunks"])
+    assert hashlib.sha256(whole).hexdigest() == draft["files"][0]["sha256"] == shipped["draft"]["identity"]
+    assert shipped["download_size"] == shipped["model_download_size"] + shipped["draft"]["download_size"]
+    assert "draft_unavailable" not in shipped
+    home = (site / "index.html").read_text()
+    total = f"{shipped['download_size'] / 1e6:.0f} MB, once"
+    assert total in home and f"step 6's draft model ({megabytes(shipped['draft']['download_size'])} MB)" in home
+    hood = (site / "runtime" / "index.html").read_text()
+    assert f"{millions(draft['parameters'])} parameters" in hood and "trained by this site's build" in hood
+
+
+def test_a_draft_for_another_model_stops_the_build(tiny_export, tiny_draft, tmp_path):
+    other = tmp_path / "draft"
+    other.mkdir()
+    (other / "draft.onnx").write_bytes((tiny_draft / "draft.onnx").read_bytes())
+    info = json.loads((tiny_draft / "draft.json").read_text())
+    info["target"] = {"identity": "0" * 64, "name": "another model"}
+    (other / "draft.json").write_text(json.dumps(info))
+    env = {**os.environ, "ONEPASS_MODEL_DIR": str(tiny_export), "ONEPASS_DRAFT_DIR": str(other), "NO_MKDOCS_2_WARNING": "1"}
+    build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(tmp_path / "site")],
+                           cwd=ROOT, env=env, capture_output=True, text=True)
+    assert build.returncode != 0 and "was trained for another model" in build.stderr

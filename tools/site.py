@@ -24,8 +24,10 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 CONSENTED = "try { localStorage.setItem('onepass.modelConsent', 'true'); } catch (e) {}"
 
 
-def build_site(model_dir: Path, site_dir: Path, chunk_mb: str = TEST_CHUNK_MB) -> Path:
-    env = {**os.environ, "ONEPASS_MODEL_DIR": str(model_dir), "ONEPASS_CHUNK_MB": chunk_mb, "NO_MKDOCS_2_WARNING": "1"}
+def build_site(model_dir: Path, site_dir: Path, chunk_mb: str = TEST_CHUNK_MB, draft_dir: Path | None = None) -> Path:
+    """The site with the export at ``model_dir`` and, if given, its draft model at ``draft_dir`` (else none)."""
+    env = {**os.environ, "ONEPASS_MODEL_DIR": str(model_dir), "ONEPASS_DRAFT_DIR": str(draft_dir or ""),
+           "ONEPASS_CHUNK_MB": chunk_mb, "NO_MKDOCS_2_WARNING": "1"}
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(site_dir)],
                    cwd=ROOT, env=env, check=True)
     return site_dir

@@ -30,10 +30,21 @@ export function traces() {
   return tracesPromise;
 }
 
-/** The model's sizes from its manifest: bytes on the wire (its chunks are compressed) and bytes the browser keeps. */
+/**
+ * What the reader downloads, from the manifest: bytes on the wire (the chunks are compressed) and bytes the browser
+ * keeps, the model's and its draft model's together (the loader fetches both), and the draft's own download (0 when
+ * the site has no draft).
+ */
 export function modelSizes(manifest) {
-  const kept = manifest.files.reduce((sum, f) => sum + f.size, 0);
-  return { download: manifest.download_size ?? kept, kept };
+  const files = [...manifest.files, ...(manifest.draft?.files ?? [])];
+  const kept = files.reduce((sum, f) => sum + f.size, 0);
+  return { download: manifest.download_size ?? kept, kept, draft: manifest.draft?.download_size ?? 0 };
+}
+
+/** What the download includes besides the model: step 6's draft model, with its share ('' when there is none). */
+export function draftShare(manifest) {
+  const { draft } = modelSizes(manifest);
+  return draft ? ` (with step 6's draft model, ${formatBytes(draft)})` : '';
 }
 
 export const consented = () => read(KEYS.consent) === true;
@@ -113,7 +124,7 @@ export function modelStatus(root, { eager = true } = {}) {
     if (!manifest) throw Object.assign(new Error('this site was built without a model, so nothing can run here'), { code: 'no_model' });
     const { download } = modelSizes(manifest);
     // Written anew on every ask: a panel's own messages may have replaced the question meanwhile.
-    status.textContent = `This panel runs ${manifest.model.name} in your browser: a one-time download of ${formatBytes(download)}, `
+    status.textContent = `This panel runs ${manifest.model.name} in your browser: a one-time download of ${formatBytes(download)}${draftShare(manifest)}, `
       + 'kept by the browser for your next visit. ';
     status.append(downloadButton(download));
     root.dataset.state = 'asking';

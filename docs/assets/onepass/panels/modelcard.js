@@ -6,7 +6,7 @@
  */
 import { runtime } from '../runtime/client.js';
 import { button, el, formatBytes } from '../dom.js';
-import { consented, downloadButton, downloadProgress, keptForOffline, modelSizes, siteManifest, whenConsented } from './model.js';
+import { consented, downloadButton, downloadProgress, draftShare, keptForOffline, modelSizes, siteManifest, whenConsented } from './model.js';
 
 /**
  * Whether the next visit can run the model with no connection, from what the service worker keeps (`kept`, from
@@ -40,7 +40,7 @@ export function mountModelCard(root) {
 
   const start = (manifest) => {
     const { download, kept } = modelSizes(manifest);
-    facts.textContent = `${manifest.model.name} · ${formatBytes(download)} to download, ${formatBytes(kept)} kept `
+    facts.textContent = `${manifest.model.name} · ${formatBytes(download)} to download, ${formatBytes(kept)} kept${draftShare(manifest)} `
       + `· quantised: ${manifest.quantisation.name}`;
     const show = (loaded, total, elsewhere) => {
       bar.max = total;
@@ -57,7 +57,7 @@ export function mountModelCard(root) {
       load();
     } else {
       // Nothing of the model is fetched until the reader says so, here or in any panel; the choice is remembered.
-      progress.textContent = `The model is not downloaded yet: ${formatBytes(download)}, fetched once and kept by the browser. `;
+      progress.textContent = `The model is not downloaded yet: ${formatBytes(download)}${draftShare(manifest)}, fetched once and kept by the browser. `;
       progress.append(downloadButton(download));
       root.dataset.state = 'asking';
       whenConsented().then(() => {
