@@ -55,7 +55,8 @@ def test_no_draft_and_bad_draft_lengths_are_refused_in_plain_words():
     assert run("generate", {"text": "ab", "mode": "draft"}, model)["error"] == {
         "code": "no_draft", "message": "this site was built without a draft model"}
     model.draft_unavailable = "the build could not train one"
-    assert run("sample_runs", {"text": "ab", "runs": 5}, model)["error"]["message"].endswith("could not train one")
+    assert run("sample_runs", {"text": "ab", "runs": 5}, model)["error"] == {
+        "code": "no_draft", "message": "the build could not train one"}
     for gamma in [0, MAX_GAMMA + 1, 1.5, "2", None, True]:
         error = run("generate", {"text": "ab", "mode": "draft", "gamma": gamma}, toy()).get("error")
         if gamma is None:  # JavaScript's undefined: the default

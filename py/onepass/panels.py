@@ -300,8 +300,8 @@ def draft_of(model):
     """The draft model the site ships, or a refusal that says there is none (and why, when the build said)."""
     found = getattr(model, "draft", None)
     if found is None:
-        why = getattr(model, "draft_unavailable", None)
-        raise NoDraft("this site was built without a draft model" + (f": {why}" if why else ""))
+        # The build's reason (hooks/model.py's draft_unavailable) says it in its own words.
+        raise NoDraft(getattr(model, "draft_unavailable", None) or "this site was built without a draft model")
     return found
 
 

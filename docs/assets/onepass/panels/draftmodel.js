@@ -37,8 +37,8 @@ export function mountDraftModel(root) {
     if (!draft) {
       root.dataset.draft = 'none';
       frame.run.disabled = true;
-      about.textContent = 'This site was built without a draft model, so this panel cannot run'
-        + `${manifest?.draft_unavailable ? `: ${manifest.draft_unavailable}` : '.'} The rest of the page works without it.`;
+      about.textContent = `No draft model here (${manifest?.draft_unavailable ?? 'this site was built without one'}), so this `
+        + 'panel cannot run. The rest of the page works without it.';
       return;
     }
     root.dataset.draft = 'ready';
