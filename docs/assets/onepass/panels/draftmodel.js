@@ -43,9 +43,14 @@ export function mountDraftModel(root) {
     }
     root.dataset.draft = 'ready';
     const size = draft.files.reduce((sum, f) => sum + f.size, 0);
-    about.textContent = `The draft: ${draft.parameters.toLocaleString('en')} parameters (${(size / 1e6).toFixed(1)} MB), `
-      + `reading the model's own features at the last ${draft.window} position${draft.window === 1 ? '' : 's'}, trained by this `
-      + `site's build from the model's own answers (${draft.training.tokens.toLocaleString('en')} tokens); the model itself is unchanged.`;
+    // The page's prose stays the lesson's length (tests/test_pages_text.py): what this draft is, is said here.
+    about.textContent = 'The model is the smallest of its family, so there is no smaller sibling to draft for it: this '
+      + `site's build trained one, ${draft.parameters.toLocaleString('en')} parameters (${(size / 1e6).toFixed(1)} MB), from the `
+      + `model's own answers (${draft.training.tokens.toLocaleString('en')} tokens). It reads the model's own last hidden state `
+      + `(its features, which the verifying pass computes anyway) at the last ${draft.window} position${draft.window === 1 ? '' : 's'} `
+      + 'and the tokens there, and guesses the next token, as EAGLE does (Li and colleagues, 2024); the model itself is '
+      + 'unchanged. Your text is then written one token per pass too, to check it is identical and to time both; your '
+      + 'run\'s α and c go on the chart below.';
   }, () => {});
 
   function draftLength() {
@@ -85,7 +90,7 @@ export function mountDraftModel(root) {
       + `${positions}. The draft's cost c = ${draft.c.toFixed(3)}: one small pass took ${ms(draft.seconds / draft.passes)}, `
       + `against a one-token pass of the model after the first. The formula at that α and c predicts ${draft.predicted.toFixed(2)}× `
       + `at γ = ${draft.gamma}; the run measured ${one.speedup.toFixed(2)}× on the wall clock after the first pass (which reads `
-      + 'your text, with or without a draft). Both are on the chart above.';
+      + 'your text, with or without a draft). Both are on the chart below.';
     root.dataset.alpha = draft.alpha;
     root.dataset.c = draft.c;
     root.dataset.bestGamma = draft.best_gamma;
