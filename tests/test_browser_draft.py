@@ -159,12 +159,27 @@ def test_a_site_without_a_draft_says_so_and_the_rest_works(page, no_draft_server
     about = panel.locator(".onepass-draft-about").inner_text()
     assert f"No draft model here ({NO_DRAFT})" in about and "the rest of the page works" in about.lower()
     assert panel.locator(".onepass-run").is_disabled()
+    assert page.locator("[data-onepass-panel=sampling] .onepass-draft option[value=model]").count() == 0
     # The sampling panel beside it still draws, and a request for the draft is refused in words.
     page.wait_for_selector("[data-onepass-panel=sampling][data-consistent]", timeout=120_000)
     info = page.evaluate("() => window.onepass().load()")
     assert info["draft"] is None and info["draftUnavailable"] == NO_DRAFT
     assert refusal(page, "generate", {"text": "one two", "mode": "draft"}) == ["no_draft", NO_DRAFT]
     assert len(generate(page, text="one two", mode="greedy")["tokens"]) == MAX_NEW
+
+
+def test_the_sampling_panel_offers_the_real_pair(page, tiny_server):
+    page.goto(tiny_server.url + "the-real-thing/")
+    panel = page.locator("[data-onepass-panel=sampling]")
+    page.wait_for_selector("[data-onepass-panel=sampling][data-consistent]", timeout=120_000)
+    panel.locator(".onepass-draft").select_option("model")
+    panel.locator(".onepass-run-live").click()
+    page.wait_for_selector("[data-onepass-panel=sampling][data-p=model][data-state=done]", timeout=120_000)
+    assert "the real pair" in panel.locator(".onepass-status").inner_text()
+    result = page.evaluate("() => window.onepass().run('sampleNext', {text: 'The capital of France is', draft: 'model', "
+                           "draws: 10000, seed: 2})")
+    assert result["draft"] == "model" and abs(sum(result["q"]) - 1) < 1e-6 and result["draws"] == 10_000
+    assert result["verdict"]["p_value"] > 0.001, result["verdict"]
 
 
 RUNS = 2_000  # issue 25: at least 2,000 runs of each kind in Chromium

@@ -78,3 +78,14 @@ def test_whole_runs_follow_plain_sampling_with_the_rule():
     assert right["accepted"] < right["drafted_tokens"]
     wrong = run("sample_runs", {"text": "abcab", "runs": 200, "seed": 2, "rule": "always accept"}, toy(error_rate=0.3))
     assert wrong["accepted"] == wrong["drafted_tokens"] > 0 and wrong["rule"] == "always accept"
+
+
+def test_the_real_pair_is_the_draft_model_s_q_after_the_same_text():
+    model = toy(error_rate=0.0)
+    result = run("sample_next", {"text": "abcab", "draft": "model", "draws": 2000, "seed": 4}, model)
+    assert len(result["q"]) == len(result["p"]) == model.facts.top_k + 1 and result["draft"] == "model"
+    assert abs(sum(result["q"]) - 1) < 1e-9 and result["verdict"]["consistent"]
+    # The toy's draft knows the toy, only flattened: its q favours the target's first choice too.
+    assert max(range(len(result["q"])), key=result["q"].__getitem__) == 0
+    assert run("sample_next", {"text": "a", "draft": "model", "draws": 10}, model)["error"]["code"] == "input"
+    assert run("sample_next", {"text": "ab", "draft": "model", "draws": 10}, ToyModel())["error"]["code"] == "no_draft"

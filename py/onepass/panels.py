@@ -53,6 +53,7 @@ from .speedup import best_gamma, speedup
 from .trace import PassRecord, Run
 from .verification import check
 
+MODEL_DRAFT = "model"  # sample_next's real pair: q is the site's draft model's, after the same text
 CAPITALS = "The capital of France is Paris. The capital of Germany is"
 PRESET_P = [0.35, 0.2, 0.15, 0.12, 0.1, 0.08]  # step 6's target over its six words; the presets differ in q
 DEFAULTS = {
@@ -87,7 +88,7 @@ DEFAULTS = {
             "A good draft": [0.3, 0.22, 0.15, 0.13, 0.1, 0.1],
             'A draft that never says "cat"': [0.3, 0, 0.3, 0.15, 0.15, 0.1],
         }.items()},
-        "drafts": list(DRAFTS),
+        "drafts": [*DRAFTS, MODEL_DRAFT],  # the last when the site ships a draft model
         "text": "The capital of France is",
         "draws": 10_000,
     },
@@ -455,15 +456,30 @@ async def sample_next(model, tokenizer: Tokenizer, request: dict, on_start: Call
     prompt = encoded(tokenizer, asked.text)
     check_prompt(prompt)
     kind = asked.draft
-    if kind not in DRAFTS:
-        raise InputError(f"choose a draft: {', '.join(DRAFTS)}")
+    if kind not in (*DRAFTS, MODEL_DRAFT):
+        raise InputError(f"choose a draft: {', '.join((*DRAFTS, MODEL_DRAFT))}")
+    found = draft_of(model) if kind == MODEL_DRAFT else None
+    if found and len(prompt) < 2:
+        raise InputError("the draft model reads the model's features before the last token: type two tokens at least")
     if on_start:
         on_start(len(prompt))
-    last = await model.session().forward(prompt, rows_from=len(prompt) - 1)
+    # The draft model reads the features of the tokens before the last (``draft_model.py``): the pass returns them.
+    wanted = min(len(prompt), found.window + 1) if found else 0
+    last = await model.session().forward(prompt, rows_from=len(prompt) - 1, hidden=wanted)
     p = target(last.topk_probs[-1])
-    result = sampled(p, draft(p, kind), asked.draws, seed_of(asked.seed))
     ids = last.topk_ids[-1]
+    q = (await model_q(found, last.hidden[:-1], prompt[len(prompt) - wanted + 1:], ids)) if found else draft(p, kind)
+    result = sampled(p, q, asked.draws, seed_of(asked.seed))
     return json.dumps({**result, "ids": ids, "draft": kind, "labels": labels(tokenizer, ids)})
+
+
+async def model_q(found, features: list[list[float]], tokens: list[int], ids: list[int]) -> list[float]:
+    """The draft model's q for the token after the text, over the target's top k ``ids`` and "other" (whatever
+    else the draft gives any probability, the rest of its vocabulary included)."""
+    step = await found.step(features, tokens, sampling=True)
+    given = dict(zip(step.ids, step.probs))
+    q = [given.get(i, 0.0) for i in ids]
+    return [*q, max(0.0, 1.0 - sum(q))]
 
 
 @answers
