@@ -2,8 +2,10 @@
  * The ONNX side of the seam: the OnnxBridge beside the session, and the RemoteBridge that Python is handed.
  *
  * Python's browser backend (py/onepass/backends/browser.py) calls open/run/rollback (through a RemoteBridge,
- * below); the KV cache stays here, in JavaScript, and only token ids, argmax, top-k and timings cross the
- * bridge. With the cache off a session keeps its ids and re-runs the whole text every pass.
+ * below); the KV cache stays here, in JavaScript, and only token ids, argmax, top-k, timings and, when asked, the
+ * model's features at the last positions of a pass (its `hidden` output, what a draft model reads) cross the
+ * bridge. With the cache off a session keeps its ids and re-runs the whole text every pass. A `DraftBridge` runs
+ * the draft model's small passes beside it (the site's manifest's `draft`).
  * Every name and shape comes from the export's manifest.
  *
  * The OnnxBridge runs in the model's worker (model-worker.js), beside the session; worker.js, where Python
@@ -43,9 +45,10 @@ export class OnnxBridge {
 
   /**
    * One pass over `newIds` after the session's `start` tokens; predictions (argmax, top-k, the logits when
-   * `wantLogits`) for newIds[rowsFrom:] only: the model skips its output layer for the rows before.
+   * `wantLogits`) for newIds[rowsFrom:] only: the model skips its output layer for the rows before. `hidden`: the
+   * model's features at the last `hidden` of newIds too, whatever rowsFrom is (a Float32Array, row by row).
    */
-  async run(id, newIds, start, wantLogits, rowsFrom = 0) {
+  async run(id, newIds, start, wantLogits, rowsFrom = 0, hidden = 0) {
     // A PyProxy argument lives only until this call returns its promise: copy it first.
     const ids = newIds?.toJs ? newIds.toJs() : Array.from(newIds);
     const session = this.sessions.get(id);
@@ -53,23 +56,25 @@ export class OnnxBridge {
     if (start !== session.length) throw new Error(`session ${id} holds ${session.length} tokens, the pass starts at ${start}`);
     if (this.cancelled) throw new Error('cancelled');
     if (!(Number.isInteger(rowsFrom) && rowsFrom >= 0 && rowsFrom < ids.length)) throw new Error(`rowsFrom ${rowsFrom} is not one of the ${ids.length} new tokens`);
+    if (!(Number.isInteger(hidden) && hidden >= 0 && hidden <= ids.length)) throw new Error(`hidden ${hidden} is not 0 to the ${ids.length} new tokens`);
     const fed = session.kvCache ? ids : [...session.ids, ...ids];
     const past = session.kvCache ? session.past : null;
     const from = session.kvCache ? session.length : 0;
-    const { out, seconds, feedSeconds } = await this.pass(fed, from, past, session.kvCache, wantLogits, fed.length - ids.length + rowsFrom);
+    const { out, seconds, feedSeconds } = await this.pass(fed, from, past, session.kvCache, wantLogits,
+      fed.length - ids.length + rowsFrom, hidden > 0);
     const kept = performance.now();
     if (session.kvCache) session.past = this.layers.map((l) => ({ key: out[l.outKey], value: out[l.outValue] }));
     session.ids.push(...ids);
     session.length += ids.length;
     // The KV cache's handling (feeds in, present tensors kept), timed apart from the model's run ("Under the hood").
-    return { ...this.rows(out, seconds, wantLogits), kv_seconds: feedSeconds + (performance.now() - kept) / 1000 };
+    return { ...this.rows(out, seconds, wantLogits, hidden), kv_seconds: feedSeconds + (performance.now() - kept) / 1000 };
   }
 
   /**
    * The raw pass: `tokens` after `start` cached positions, predictions from row `firstRow` of the pass; its
    * outputs, the seconds of onnxruntime's run and the seconds spent building its feeds.
    */
-  async pass(tokens, start, past, wantPresent, wantLogits, firstRow = 0) {
+  async pass(tokens, start, past, wantPresent, wantLogits, firstRow = 0, wantHidden = false) {
     const building = performance.now();
     const { ort, manifest } = this;
     const L = tokens.length;
@@ -88,14 +93,21 @@ export class OnnxBridge {
     const outputs = manifest.outputs;
     const fetches = [outputs.argmax, outputs.topk_ids, outputs.topk_probs];
     if (wantLogits) fetches.push(outputs.logits);
+    if (wantHidden) {
+      if (!outputs.hidden) throw new Error('this export has no hidden output (made before drafts existed): rebuild it');
+      fetches.push(outputs.hidden);
+    }
     if (wantPresent) fetches.push(...this.layers.flatMap((l) => [l.outKey, l.outValue]));
     const began = performance.now();
     const out = await this.onnx.run(feeds, fetches);
     return { out, seconds: (performance.now() - began) / 1000, feedSeconds: (began - building) / 1000 };
   }
 
-  /** A pass's predictions as plain arrays (top-k flattened row by row). */
-  rows(out, seconds, wantLogits) {
+  /**
+   * A pass's predictions as plain arrays (top-k flattened row by row); the features of the pass's last `hidden`
+   * rows (every fed row has one) as a Float32Array of their own, row by row, `hidden_size` wide.
+   */
+  rows(out, seconds, wantLogits, hidden = 0) {
     const { outputs } = this.manifest;
     const result = {
       argmax: Array.from(out[outputs.argmax].data, Number),
@@ -107,6 +119,12 @@ export class OnnxBridge {
     if (wantLogits) {
       result.vocab = out[outputs.logits].dims[2];
       result.logits = out[outputs.logits].data;
+    }
+    if (hidden) {
+      const { dims, data } = out[outputs.hidden];
+      const width = dims[2];
+      result.hidden_size = width;
+      result.hidden = data.slice((dims[1] - hidden) * width); // its own buffer, to transfer
     }
     return result;
   }
@@ -130,6 +148,45 @@ export class OnnxBridge {
     const kept = new Float32Array(heads * length * dim);
     for (let h = 0; h < heads; h++) kept.set(tensor.data.subarray(h * seq * dim, (h * seq + length) * dim), h * length * dim);
     return new this.ort.Tensor('float32', kept, [1, heads, length, dim]);
+  }
+}
+
+/**
+ * The draft model's small passes (a DraftModel, py/onepass/draft_model.py, run here as backends/native.py's
+ * NativeDraft runs it natively): a pass reads the last n (feature, token) pairs, `features` [1, n, d] float32 and
+ * `tokens` [1, n] int64, and answers with the last row's predicted `feature` and its `argmax` (a full-vocabulary
+ * id); for sampling also the draft's `topK` most likely tokens (its `probs` over the ids of its `vocab` output, the
+ * readout's subset of the vocabulary) and their probabilities: its q. Stateless: nothing to roll back.
+ */
+export class DraftBridge {
+  constructor(ort, onnx, draft, topK) {
+    this.ort = ort;
+    this.onnx = onnx;
+    this.width = draft.hidden_size;
+    this.topK = topK;
+    this.cancelled = false;
+  }
+
+  async step(features, tokens, sampling) {
+    if (this.cancelled) throw new Error('cancelled');
+    const n = tokens.length;
+    if (features.length !== n * this.width) throw new Error(`${n} tokens need ${n * this.width} feature values, got ${features.length}`);
+    const feeds = {
+      features: new this.ort.Tensor('float32', features instanceof Float32Array ? features : Float32Array.from(features), [1, n, this.width]),
+      tokens: int64(this.ort, tokens, [1, n]),
+    };
+    const began = performance.now();
+    const out = await this.onnx.run(feeds, sampling ? ['feature', 'argmax', 'probs', 'vocab'] : ['feature', 'argmax']);
+    const seconds = (performance.now() - began) / 1000;
+    const result = { feature: out.feature.data.slice((n - 1) * this.width), token: Number(out.argmax.data[n - 1]), seconds };
+    if (sampling) Object.assign(result, this.top(out.probs.data.subarray((n - 1) * out.vocab.dims[0]), out.vocab.data));
+    return result;
+  }
+
+  /** The `topK` most likely of the last row's `probs` (ties: the lower index first, as NativeDraft's stable sort). */
+  top(probs, vocab) {
+    const order = Array.from(probs.keys()).sort((a, b) => probs[b] - probs[a] || a - b).slice(0, this.topK);
+    return { ids: order.map((i) => Number(vocab[i])), probs: order.map((i) => probs[i]) };
   }
 }
 
@@ -215,8 +272,9 @@ export class RemoteBridge {
   module() {
     return {
       open: (kvCache) => this.open(kvCache),
-      run: (id, newIds, start, wantLogits, rowsFrom) => this.run(id, newIds, start, wantLogits, rowsFrom),
+      run: (id, newIds, start, wantLogits, rowsFrom, hidden) => this.run(id, newIds, start, wantLogits, rowsFrom, hidden),
       rollback: (id, length) => this.rollback(id, length),
+      draft: (features, tokens, sampling) => this.draft(features, tokens, sampling),
     };
   }
 
@@ -236,11 +294,19 @@ export class RemoteBridge {
     return session;
   }
 
-  async run(id, newIds, start, wantLogits, rowsFrom = 0) {
+  async run(id, newIds, start, wantLogits, rowsFrom = 0, hidden = 0) {
     // A PyProxy argument lives only until this call returns its promise: copy it first.
     const ids = newIds?.toJs ? newIds.toJs() : Array.from(newIds);
     if (this.stopped) throw new Error('cancelled');
-    return this.channel.request('run', { session: id, newIds: ids, start, wantLogits, rowsFrom });
+    return this.channel.request('run', { session: id, newIds: ids, start, wantLogits, rowsFrom, hidden: hidden ?? 0 });
+  }
+
+  /** One small pass of the draft model: `features` flat, row by row (moved, not copied, to the model's worker). */
+  async draft(features, tokens, sampling) {
+    const flat = Float32Array.from(features?.toJs ? features.toJs() : features);
+    const ids = tokens?.toJs ? tokens.toJs() : Array.from(tokens);
+    if (this.stopped) throw new Error('cancelled');
+    return this.channel.request('draftStep', { features: flat, tokens: ids, sampling: Boolean(sampling) }, () => {}, [flat.buffer]);
   }
 
   rollback(id, length) {

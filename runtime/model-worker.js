@@ -14,16 +14,18 @@
  *                             each second while another tab downloads what this one needs), the tokenizer's
  *                             bytes as {id, type: 'file', name, bytes} (transferred) as soon as they are here,
  *                             then {manifest, threads, ort, modelFromHeap, chunksKeptApart, modelKept,
- *                             timings: {ort_start, model_bytes, onnx_session}}
- *   open {session, kvCache}   | run {session, newIds, start, wantLogits, rowsFrom} | rollback {session, length}
+ *                             draft, timings: {ort_start, model_bytes, onnx_session, draft_session?}}
+ *                             (`draft`: whether the draft model's session was made: the manifest has a `draft`)
+ *   open {session, kvCache}   | run {session, newIds, start, wantLogits, rowsFrom, hidden} | rollback {session, length}
  *   closeAll                  the bridge's calls (bridge.js), sessions named by the caller's ids
+ *   draftStep {features, tokens, sampling}  one small pass of the draft model (bridge.js's DraftBridge)
  *   measure {ids, sizes, runs, warmup} | passTimes {ids, options} (with ort_heap_bytes, the size of ort's memory)
  *   | positionIndependence {ids, cases}
  *   cancel {cancelled}        handled at once, between the passes of a running request; the rest in order
  */
 import * as ort from '../../../vendor/ort/ort.wasm.min.mjs';
 
-import { OnnxBridge, reply } from './bridge.js';
+import { DraftBridge, OnnxBridge, reply } from './bridge.js';
 import { MODEL_IN_PLACE_OPTIONS, passTimes, positionIndependence, SESSION_OPTIONS, timePasses } from './harness.js';
 import { loadModel } from './loader.js';
 import { heapBlock, heapBytes } from './ort-module.js';
@@ -32,6 +34,7 @@ const SITE = new URL('../../../', import.meta.url);
 const MAX_THREADS = 4; // a 0.5B model gains little past four threads, and the page must stay responsive
 
 let bridge = null;
+let draft = null; // the draft model's DraftBridge, when the site ships one
 const cuts = new Map(); // seconds of each session's rollbacks since its last pass (the caller counts them as kv)
 
 function threadCount(requested) {
@@ -98,6 +101,7 @@ async function load(id, { threads }) {
   }
   timings.onnx_session = (performance.now() - sessionBegan) / 1000;
   bridge = new OnnxBridge(ort, onnx, model.manifest);
+  draft = await draftSession(model, timings);
   return {
     manifest: model.manifest,
     threads: ort.env.wasm.numThreads,
@@ -105,8 +109,25 @@ async function load(id, { threads }) {
     modelFromHeap: Boolean(block),
     chunksKeptApart: model.keptApart,
     modelKept: model.kept,
+    draft: Boolean(draft),
     timings,
   };
+}
+
+/**
+ * The draft model's session, from its bytes (a plain copy: it is a few MB), when the manifest has a `draft`; its
+ * q for sampling is as many tokens as the draft says, or as the target's top k.
+ */
+async function draftSession(model, timings) {
+  const spec = model.manifest.draft;
+  if (!spec) return null;
+  const name = spec.graph ?? 'draft.onnx';
+  const bytes = model.files[name];
+  if (!bytes) throw new Error(`the manifest's draft lists no ${name}`);
+  const began = performance.now();
+  const onnx = await ort.InferenceSession.create(bytes, SESSION_OPTIONS);
+  timings.draft_session = (performance.now() - began) / 1000;
+  return new DraftBridge(ort, onnx, spec, spec.top_k ?? model.manifest.outputs.top_k);
 }
 
 function loaded() {
@@ -118,14 +139,19 @@ function loaded() {
 const HANDLERS = {
   load,
   open: (id, { session, kvCache }) => loaded().open(kvCache, session),
-  run: async (id, { session, newIds, start, wantLogits, rowsFrom }) => {
-    const result = await loaded().run(session, newIds, start, wantLogits, rowsFrom);
+  run: async (id, { session, newIds, start, wantLogits, rowsFrom, hidden }) => {
+    const result = await loaded().run(session, newIds, start, wantLogits, rowsFrom, hidden);
     result.kv_seconds += cuts.get(session) ?? 0;
     cuts.delete(session);
     return result;
   },
   rollback: (id, { session, length }) => {
     cuts.set(session, (cuts.get(session) ?? 0) + loaded().rollback(session, length));
+  },
+  draftStep: (id, { features, tokens, sampling }) => {
+    loaded();
+    if (!draft) throw new Error('this site has no draft model');
+    return draft.step(features, tokens, sampling);
   },
   closeAll: () => {
     cuts.clear();
@@ -154,8 +180,8 @@ const HANDLERS = {
   },
 };
 
-/** A result's transferable buffers (a pass's logits), so they move instead of being copied. */
-const transfers = (result) => (result?.logits?.buffer ? [result.logits.buffer] : []);
+/** A result's transferable buffers (a pass's logits and features, a draft's feature), so they move instead of being copied. */
+const transfers = (result) => [result?.logits, result?.hidden, result?.feature].filter((a) => a?.buffer).map((a) => a.buffer);
 
 let queue = Promise.resolve();
 
@@ -163,6 +189,7 @@ self.onmessage = ({ data }) => {
   // The page's Cancel reaches a running request between its passes; everything else runs in order.
   if (data.type === 'cancel') {
     if (bridge) bridge.cancelled = data.cancelled;
+    if (draft) draft.cancelled = data.cancelled;
     return;
   }
   // Plain fields only: the worker.js side rebuilds the error, with a LoadError's code and retry.

@@ -5,7 +5,7 @@
  * can: startPyodide), the session there.
  *
  * A panel's request is one of the contract's kinds (py/onepass/contract.py, here as contract.js: generate, verify,
- * predict, measure, sample, sampleNext) and is answered in Python, py/onepass/panels.py's `run`: this hands it the
+ * predict, measure, sample, sampleNext, sampleRuns) and is answered in Python, py/onepass/panels.py's `run`: this hands it the
  * request untouched (as JSON), the model and the tokenizer, posts its pass events and returns its result, unchanged
  * (measure's passes are then timed in the model's worker).
  *
@@ -184,6 +184,9 @@ async function ready(model, channel, text, runtime, timings, since) {
     modelFromHeap: model.modelFromHeap, // the model's bytes went straight into ort's heap (ort-module.js)
     chunksKeptApart: model.chunksKeptApart, // downloaded chunks written on the store worker's thread (store-worker.js)
     modelKept: model.modelKept, // every chunk is in this browser's store, for the next visit (loader.js)
+    // The draft model the site ships (its draft.json, from the manifest), or null and why, if the build said.
+    draft: model.draft ? model.manifest.draft : null,
+    draftUnavailable: model.manifest.draft_unavailable ?? null,
     versions: { ...runtime.versions, pyodideRuntime: pyodide.version, ort: model.ort },
     limits,
     timings,

@@ -25,13 +25,15 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, NotRequired, TypedDict, get_type_hints
 
-MODES = ("greedy", "lookup", "guess", "random", "custom")  # "greedy", or drafted by one of the proposers
-Mode = Literal["greedy", "lookup", "guess", "random", "custom"]
+MODES = ("greedy", "lookup", "guess", "random", "custom", "draft")  # "greedy", or drafted by one of the proposers
+Mode = Literal["greedy", "lookup", "guess", "random", "custom", "draft"]
+RULES = ("speculative", "always accept")  # sample_runs' rule: the lesson's, or a wrong one its test must catch
 TIMING = ("model", "kv", "bridge", "python")  # what a pass's seconds are split into; "python" is the rest
 ERRORS = {
     # A refusal from Python: the request is not run.
     "input": "the request is over a limit or malformed (limits.py)",
     "proposer": "the reader's proposer could not be used (editable.py)",
+    "no_draft": "the site was built without a draft model",
     # The runtime's (worker.js, client.js, loader.js).
     "busy": "another run is under way",
     "cancelled": "the reader pressed Cancel",
@@ -97,6 +99,8 @@ class Generate(Request):
     guess: str = ""  # the "guess" mode's continuation
     seed: float = 0  # the "random" mode's
     proposer: str = ""  # the "custom" mode's Python source
+    gamma: int = 2  # the "draft" mode's draft length (the shipped draft's best natively: benchmarks/FINDINGS.md)
+    baseline: bool = False  # then also one at a time on the same text: the result's ``baseline``, c and speed-up
 
 
 @dataclass(frozen=True)
@@ -150,7 +154,24 @@ class SampleNext(Request):
     seed: float = 0
 
 
-REQUESTS: dict[str, type[Request]] = {cls.kind: cls for cls in (Generate, Verify, Predict, Measure, Sample, SampleNext)}
+@dataclass(frozen=True)
+class SampleRuns(Request):
+    """Step 6's whole-run test: ``runs`` plain sampled runs and ``runs`` drafted with the draft model, ``new_tokens``
+    each after ``text`` at ``temperature``, drafted ones kept by ``rule`` (one of ``RULES``); the two samples of
+    first tokens compared by a two-sample chi-squared test. One request, so the runs go on inside the worker."""
+
+    kind = "sample_runs"
+    text: str | None = None
+    runs: int | None = None
+    new_tokens: int = 3
+    gamma: int = 2
+    temperature: float = 1.0
+    rule: str = "speculative"
+    seed: float = 0
+
+
+REQUESTS: dict[str, type[Request]] = {cls.kind: cls for cls in (Generate, Verify, Predict, Measure, Sample, SampleNext,
+                                                                 SampleRuns)}
 
 
 class Match(TypedDict):
@@ -173,14 +194,18 @@ class PassRow(TypedDict):
     bonus: bool
     match: NotRequired[Match | None]  # prompt lookup's: what it copied from (None: nothing to copy)
     timing: NotRequired[dict[str, float]]  # the browser's: seconds per part of TIMING
+    draft_passes: NotRequired[int]  # the "draft" mode's: the draft model's small passes before this pass ...
+    draft_seconds: NotRequired[float]  # ... and their seconds (onnxruntime's own)
 
 
 class PassEvent(TypedDict):
-    """What a generation posts after each pass: the pass, the text it completed (whole characters), its labels."""
+    """What a generation posts after each pass: the pass, the text it completed (whole characters), its labels;
+    ``baseline`` marks the passes of the one-at-a-time run a ``baseline`` request compares with."""
 
     pass_: PassRow
     text: str
     labels: dict[str, str]
+    baseline: NotRequired[bool]
 
 
 class Totals(TypedDict):
@@ -190,6 +215,41 @@ class Totals(TypedDict):
     accepted: int
     tokens_per_pass: float
     seconds: float
+
+
+class Position(TypedDict):
+    """One draft position's acceptance (``acceptance.per_position``)."""
+
+    position: int
+    reached: int
+    accepted: int
+    alpha: float
+
+
+class DraftFigures(TypedDict):
+    """What the "draft" mode measured of its draft model; c, the formula's prediction and its best gamma need the
+    baseline's passes (None without it, or when nothing was drafted)."""
+
+    gamma: int
+    window: int
+    passes: int  # small passes
+    seconds: float  # their onnxruntime seconds
+    acceptance: list[Position]
+    alpha: float | None  # accepted over reached, every position together
+    c: float | None  # one small pass in one-at-a-time passes (acceptance.cost_ratio)
+    predicted: float | None  # the formula's speed-up at alpha, gamma and c (speedup.py)
+    best_gamma: int | None  # the formula's best draft length at alpha and c (0: drafting does not pay)
+    best_predicted: float | None
+
+
+class Baseline(TypedDict):
+    """One at a time on the same text, run after the drafted run in the same request."""
+
+    tokens: list[int]
+    totals: Totals
+    wall_seconds: float
+    identical: bool  # its tokens equal the drafted run's
+    speedup: float  # its wall-clock seconds over the drafted run's: the measured speed-up
 
 
 class GenerateResult(TypedDict):
@@ -205,6 +265,9 @@ class GenerateResult(TypedDict):
     text: str
     promptText: str
     labels: dict[str, str]  # every id of the run, by its text
+    wall_seconds: float  # the run from its first pass to its last, measured in Python where it runs
+    draft: NotRequired[DraftFigures]  # the "draft" mode's
+    baseline: NotRequired[Baseline]  # when the request asked for it
 
 
 class VerifyResult(TypedDict):
@@ -253,8 +316,21 @@ class SampleNextResult(SampleResult):
     labels: dict[str, str]
 
 
+class SampleRunsResult(TypedDict):
+    plain: dict[str, int]  # each run's first tokens (ids joined by commas) -> how many runs wrote them
+    drafted: dict[str, int]
+    runs: int
+    rule: str
+    draft_passes: int
+    accepted: int  # drafted tokens kept as drafted, over every drafted run
+    drafted_tokens: int
+    verdict: Verdict  # the two samples, one distribution? (chisquare.two_samples)
+    seconds: float
+
+
 RESULTS: dict[str, type] = {"generate": GenerateResult, "verify": VerifyResult, "predict": PredictResult,
-                            "measure": MeasureResult, "sample": SampleResult, "sample_next": SampleNextResult}
+                            "measure": MeasureResult, "sample": SampleResult, "sample_next": SampleNextResult,
+                            "sample_runs": SampleRunsResult}
 
 
 def keys(typed: type) -> set[str]:

@@ -15,6 +15,7 @@ keeps that within ``MAX_PROMPT_TOKENS + MAX_NEW_TOKENS`` = ``MAX_PASS_TOKENS``.
 """
 
 from .contract import Refusal
+from .speedup import MAX_GAMMA
 
 MAX_PROMPT_TOKENS = 1024  # the lesson's texts are a few dozen tokens
 MAX_NEW_TOKENS = 256  # the longest panel run writes 96
@@ -24,6 +25,11 @@ MAX_PASS_TOKENS = MAX_PROMPT_TOKENS + MAX_NEW_TOKENS
 MAX_CHARACTERS = 32 * MAX_PASS_TOKENS
 MAX_MEASURE_RUNS = 20  # step 3's measurement: a median of a few runs is enough
 MAX_DRAWS = 100_000  # step 6's sampling: 10,000 draws take about a second in Pyodide
+# Step 6's whole-run test: a few thousand runs of a few tokens each, on the tiny model in a test or on the real one
+# in a reader's tab (where each token costs a pass: a thousand runs of three tokens take minutes there).
+MAX_RUNS = 20_000
+MAX_RUN_TOKENS = 8
+MAX_TEMPERATURE = 10.0  # far flatter than any chat setting; above it top-k sampling is all but uniform
 # The reader's proposer, per logical line. CPython's parser, reporting the syntax error in a long run of names
 # ("many words many words ..."), recurses once per name; in a Chromium worker that overflowed the JavaScript stack
 # (a RangeError, not Python's RecursionError, which leaves Pyodide unusable) at about 1,600 names, not at 1,200;
@@ -84,6 +90,26 @@ def check_draws(draws) -> int:
     return whole_number(draws, 1, MAX_DRAWS, "the number of draws")
 
 
+def check_gamma(gamma) -> int:
+    """The draft model's draft length: the speed-up chart's lengths (speedup.py)."""
+    return whole_number(gamma, 1, MAX_GAMMA, "the draft length")
+
+
+def check_runs(runs) -> int:
+    return whole_number(runs, 1, MAX_RUNS, "the number of runs")
+
+
+def check_run_tokens(tokens) -> int:
+    return whole_number(tokens, 1, MAX_RUN_TOKENS, "the tokens per run")
+
+
+def check_temperature(temperature) -> float:
+    number = isinstance(temperature, (int, float)) and not isinstance(temperature, bool)
+    if not (number and 0 < temperature <= MAX_TEMPERATURE):
+        raise InputError(f"the temperature must be a number above 0 and at most {MAX_TEMPERATURE:g}, not {temperature!r}")
+    return float(temperature)
+
+
 def whole_number(value, low: int, high: int, what: str) -> int:
     """``value`` as an int from ``low`` to ``high``, or an InputError naming ``what`` (a page may send any JSON value)."""
     if not is_whole(value, low, high):
@@ -100,4 +126,5 @@ def is_whole(value, low: int, high: int) -> bool:
 def as_dict() -> dict:
     """The limits, for the worker (a pass's size, in step 3's measurement) and the pages."""
     return {"prompt_tokens": MAX_PROMPT_TOKENS, "new_tokens": MAX_NEW_TOKENS, "pass_tokens": MAX_PASS_TOKENS,
-            "characters": MAX_CHARACTERS, "draws": MAX_DRAWS, "measure_runs": MAX_MEASURE_RUNS}
+            "characters": MAX_CHARACTERS, "draws": MAX_DRAWS, "measure_runs": MAX_MEASURE_RUNS, "gamma": MAX_GAMMA,
+            "runs": MAX_RUNS, "run_tokens": MAX_RUN_TOKENS}

@@ -24,28 +24,36 @@ import functools
 import inspect
 import json
 import random
+import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Protocol
 
 from . import contract
 
+from .acceptance import cost_ratio, mean_alpha, per_position
 from .all_at_once import all_at_once
-from .chisquare import chi_square
-from .drafted import drafted
+from .chisquare import chi_square, two_samples
+from .draft_model import ModelDraft
+from .drafted import Proposer, drafted
 from .drafts import DRAFTS, draft, target
-from .contract import MODES, Refusal
+from .contract import MODES, RULES, Refusal
 from .editable import DEFAULT_SOURCE
 from .examples import EXAMPLES
 from .greedy import greedy
-from .limits import (InputError, as_dict, check_characters, check_draws, check_guess, check_max_new, check_measure,
-                     check_prompt)
+from .limits import (InputError, as_dict, check_characters, check_draws, check_gamma, check_guess, check_max_new,
+                     check_measure, check_prompt, check_runs, check_run_tokens, check_temperature)
 from .lookup import MAX_DRAFT
 from .proposers import Context, Timed, proposer
+from .sampled import sample as sample_plain
+from .sampled import sample_drafted
 from .sampling import tally
+from .speedup import best_gamma, speedup
 from .trace import PassRecord, Run
 from .verification import check
 
+MODEL_DRAFT = "model"  # sample_next's real pair: q is the site's draft model's, after the same text
 CAPITALS = "The capital of France is Paris. The capital of Germany is"
 PRESET_P = [0.35, 0.2, 0.15, 0.12, 0.1, 0.08]  # step 6's target over its six words; the presets differ in q
 DEFAULTS = {
@@ -68,6 +76,10 @@ DEFAULTS = {
     },
     # "Under the hood": a run to time pass by pass, and which of step 5's examples its profile runs.
     "generate": {"text": "The capital of France is Paris. The capital of Italy is", "maxNew": 24, "profiled": EXAMPLES[0].key},
+    # Step 6's live draft model: a text of the kind it was trained on (code, for a coder model), long enough a run
+    # for its alpha and c to mean something; its draft length the contract's default, which the reader changes.
+    "draft": {"text": "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n", "maxNew": 48,
+              "gamma": contract.Generate.gamma},
     "sampling": {
         # Presets over six made-up words (no model), every p and q editable; and the live model's p after a text.
         "words": ["the", "cat", "sat", "on", "a", "mat"],
@@ -76,7 +88,7 @@ DEFAULTS = {
             "A good draft": [0.3, 0.22, 0.15, 0.13, 0.1, 0.1],
             'A draft that never says "cat"': [0.3, 0, 0.3, 0.15, 0.15, 0.1],
         }.items()},
-        "drafts": list(DRAFTS),
+        "drafts": [*DRAFTS, MODEL_DRAFT],  # the last when the site ships a draft model
         "text": "The capital of France is",
         "draws": 10_000,
     },
@@ -185,6 +197,8 @@ async def run(kind: str, request: str, model, tokenizer: Tokenizer, on_pass: Cal
             return sample(fields)
         case "sample_next":
             return await sample_next(model, tokenizer, fields, on_start)
+        case "sample_runs":
+            return await sample_runs(model, tokenizer, fields, on_start)
     return json.dumps({"error": {"code": "input", "message": f"unknown request {kind!r}"}})
 
 
@@ -241,6 +255,8 @@ async def generate(model, tokenizer: Tokenizer, request: dict, on_pass: Callable
     max_new = check_max_new(asked.max_new)
     if mode not in MODES:
         raise InputError(f"unknown mode {mode!r}: expected greedy or one of {', '.join(MODES[1:])}")
+    gamma = check_gamma(asked.gamma)
+    draft_model = draft_of(model) if mode == "draft" else None
     if on_start:
         on_start(len(prompt))
     # Only the browser's model has a clock, which its sessions feed (the build's traces carry no timing).
@@ -248,52 +264,133 @@ async def generate(model, tokenizer: Tokenizer, request: dict, on_pass: Callable
     if clock:
         clock.start()
     matches: list = []  # prompt lookup's match for the pass being drafted
-    timed = None if mode == "greedy" else Timed(proposer(mode, Context(
-        prompt=prompt, vocab_size=model.facts.vocab_size, rng=random.Random(seed_of(asked.seed)),
-        guess=guess, source=source, on_match=matches.append)))
-    report = reporter(tokenizer, on_pass, matches if mode == "lookup" else None, clock)
-    written = await interruptible(model, prompt, timed, max_new, bool(asked.kv_cache), mode, report)
-    return json.dumps(finished(tokenizer, written, text, timed))
+    if mode == "greedy":
+        propose = None
+    elif mode == "draft":
+        # Not wrapped in Timed: the drafted loop hands the draft the target's features (it has ``keep``), and its
+        # cost is its own small passes' seconds.
+        propose = proposer(mode, Context(prompt=prompt, vocab_size=model.facts.vocab_size, draft=draft_model,
+                                         gamma=gamma))
+    else:
+        propose = Timed(proposer(mode, Context(
+            prompt=prompt, vocab_size=model.facts.vocab_size, rng=random.Random(seed_of(asked.seed)),
+            guess=guess, source=source, on_match=matches.append)))
+    report = Reporter(tokenizer, on_pass, matches if mode == "lookup" else None, clock,
+                      propose if mode == "draft" else None)
+    written = await interruptible(model, prompt, propose, max_new, bool(asked.kv_cache), mode, report)
+    result = finished(tokenizer, written, text, propose, report.wall())
+    compared = None
+    if asked.baseline:
+        again = Reporter(tokenizer, on_pass, None, clock, baseline=True)
+        if clock:
+            clock.start()
+        compared = await interruptible(model, prompt, None, max_new, bool(asked.kv_cache), "greedy", again)
+        result["baseline"] = {"tokens": compared.tokens, "totals": compared.totals(), "wall_seconds": again.wall(),
+                              "identical": compared.tokens == written.tokens,
+                              "speedup": ratio(again.wall(after_first=True), report.wall(after_first=True))}
+    if mode == "draft":
+        result["draft"] = draft_figures(propose, written, compared)
+    return json.dumps(result)
 
 
-def reporter(tokenizer: Tokenizer, on_pass: Callable[[str], None], matches: list | None, clock) -> Callable[[PassRecord], None]:
-    """What hands each pass on as its event: the record (with the match copied from, and the pass's timing), the
-    text it completed, its labels."""
-    stream = Stream(tokenizer)
+class NoDraft(Refusal):
+    code = "no_draft"
 
-    def report(record: PassRecord) -> None:
+
+def draft_of(model):
+    """The draft model the site ships, or a refusal that says there is none (and why, when the build said)."""
+    found = getattr(model, "draft", None)
+    if found is None:
+        # The build's reason (hooks/model.py's draft_unavailable) says it in its own words.
+        raise NoDraft(getattr(model, "draft_unavailable", None) or "this site was built without a draft model")
+    return found
+
+
+def ratio(top: float | None, bottom: float | None) -> float | None:
+    return top / bottom if top and bottom else None
+
+
+def draft_figures(propose: ModelDraft, run: Run, baseline: Run | None) -> dict:
+    """What a run with the draft model measured: its small passes and their seconds, alpha per draft position,
+    and against one at a time on the same text c, the formula's speed-up at them and its best draft length.
+
+    c compares a small pass with one of one-at-a-time's passes after its first: the first reads the whole text,
+    and costs as much with a draft as without one (the drafted run's first pass drafts nothing either)."""
+    alpha = mean_alpha(run.passes)
+    c = None
+    if baseline and len(baseline.passes) > 1:
+        after_first = baseline.passes[1:]
+        c = cost_ratio(propose.seconds, propose.passes, sum(r.seconds for r in after_first), len(after_first))
+    known = alpha is not None and c is not None
+    best = best_gamma(alpha, c) if known else None
+    return {"gamma": propose.gamma, "window": propose.draft.window, "passes": propose.passes,
+            "seconds": propose.seconds, "acceptance": per_position(run.passes), "alpha": alpha, "c": c,
+            "predicted": speedup(alpha, propose.gamma, c) if known else None, "best_gamma": best,
+            "best_predicted": speedup(alpha, best, c) if known else None}
+
+
+class Reporter:
+    """What hands each pass on as its event: the record (with the match copied from, the draft model's small passes
+    before it, and the pass's timing), the text it completed, its labels. It also keeps the run's wall clock: from
+    its start, and from the end of its first pass (the one that reads the text); ``baseline`` marks the events of
+    the one-at-a-time run a request compares with, which cost the same to hand on."""
+
+    def __init__(self, tokenizer: Tokenizer, on_pass: Callable[[str], None], matches: list | None, clock,
+                 draft: ModelDraft | None = None, baseline: bool = False):
+        self.tokenizer, self.on_pass, self.matches, self.clock = tokenizer, on_pass, matches, clock
+        self.draft, self.baseline = draft, baseline
+        self.stream = Stream(tokenizer)
+        self.drafted = (0, 0.0)  # the draft's passes and seconds when the last pass was handed on
+        self.began = time.perf_counter()
+        self.first = self.last = None
+
+    def __call__(self, record: PassRecord) -> None:
         row = {**asdict(record), "bonus": record.bonus}
-        if matches is not None:
-            row["match"] = matches[-1]
+        if self.matches is not None:
+            row["match"] = self.matches[-1]
+        if self.draft is not None:
+            passes, seconds = self.draft.passes, self.draft.seconds
+            row["draft_passes"], row["draft_seconds"] = passes - self.drafted[0], seconds - self.drafted[1]
+            self.drafted = (passes, seconds)
         # The pass's text and labels are part of it: their crossings to the tokenizer are the bridge's (clock.py).
-        event = {"pass": row, "text": stream.push(record.added), "labels": pass_labels(tokenizer, row)}
-        if clock:
-            row["timing"] = clock.lap()
-        on_pass(json.dumps(event))
-        if clock:
-            clock.start()  # the next pass begins: handing this one on is counted in no pass
+        event = {"pass": row, "text": self.stream.push(record.added), "labels": pass_labels(self.tokenizer, row)}
+        if self.baseline:
+            event["baseline"] = True
+        if self.clock:
+            row["timing"] = self.clock.lap()
+        self.on_pass(json.dumps(event))
+        self.last = time.perf_counter()
+        self.first = self.first or self.last
+        if self.clock:
+            self.clock.start()  # the next pass begins: handing this one on is counted in no pass
 
-    return report
+    def wall(self, after_first: bool = False) -> float:
+        """Seconds from the run's start (or the end of its first pass) to its last pass handed on."""
+        if self.last is None:
+            return 0.0
+        return self.last - (self.first if after_first else self.began)
 
 
-async def interruptible(model, prompt: list[int], timed: Timed | None, max_new: int, kv_cache: bool, mode: str,
+async def interruptible(model, prompt: list[int], propose: Proposer | None, max_new: int, kv_cache: bool, mode: str,
                         report: Callable[[PassRecord], None]) -> Run:
-    """Greedy, or drafted with ``timed``'s drafts; the page's Cancel ends it as an ordinary error."""
+    """Greedy, or drafted with ``propose``'s drafts; the page's Cancel ends it as an ordinary error."""
     try:
-        if timed is None:
+        if propose is None:
             return await greedy(model, prompt, max_new, kv_cache=kv_cache, on_pass=report)
-        return await drafted(model, prompt, timed, max_new, kv_cache=kv_cache, mode=mode, on_pass=report)
+        return await drafted(model, prompt, propose, max_new, kv_cache=kv_cache, mode=mode, on_pass=report)
     except KeyboardInterrupt:
         # The page's Cancel, through Pyodide's interrupt buffer (it reaches even a proposer that never returns).
         # As an ordinary exception it rejects this call instead of escaping the event loop.
         raise RuntimeError("the run was cancelled") from None
 
 
-def finished(tokenizer: Tokenizer, run: Run, text: str, timed: Timed | None) -> dict:
-    """The run as the page draws it: the record, the drafting's cost, the text written, the prompt shown back, labels."""
+def finished(tokenizer: Tokenizer, run: Run, text: str, propose, wall: float = 0.0) -> dict:
+    """The run as the page draws it: the record, the drafting's cost, the text written, the prompt shown back, labels,
+    and its wall-clock seconds."""
     ids = run.prompt + run.tokens + [t for record in run.passes for t in record.draft + record.predicted]
-    return {**run.as_dict(), "proposer_seconds": timed.seconds if timed else 0.0, "max_draft": MAX_DRAFT,
-            "text": tokenizer.decode(run.tokens), "promptText": text, "labels": labels(tokenizer, ids)}
+    return {**run.as_dict(), "proposer_seconds": propose.seconds if propose else 0.0, "max_draft": MAX_DRAFT,
+            "text": tokenizer.decode(run.tokens), "promptText": text, "labels": labels(tokenizer, ids),
+            "wall_seconds": wall}
 
 
 @answers
@@ -359,12 +456,68 @@ async def sample_next(model, tokenizer: Tokenizer, request: dict, on_start: Call
     prompt = encoded(tokenizer, asked.text)
     check_prompt(prompt)
     kind = asked.draft
-    if kind not in DRAFTS:
-        raise InputError(f"choose a draft: {', '.join(DRAFTS)}")
+    if kind not in (*DRAFTS, MODEL_DRAFT):
+        raise InputError(f"choose a draft: {', '.join((*DRAFTS, MODEL_DRAFT))}")
+    found = draft_of(model) if kind == MODEL_DRAFT else None
+    if found and len(prompt) < 2:
+        raise InputError("the draft model reads the model's features before the last token: type two tokens at least")
     if on_start:
         on_start(len(prompt))
-    last = await model.session().forward(prompt, rows_from=len(prompt) - 1)
+    # The draft model reads the features of the tokens before the last (``draft_model.py``): the pass returns them.
+    wanted = min(len(prompt), found.window + 1) if found else 0
+    last = await model.session().forward(prompt, rows_from=len(prompt) - 1, hidden=wanted)
     p = target(last.topk_probs[-1])
-    result = sampled(p, draft(p, kind), asked.draws, seed_of(asked.seed))
     ids = last.topk_ids[-1]
+    q = (await model_q(found, last.hidden[:-1], prompt[len(prompt) - wanted + 1:], ids)) if found else draft(p, kind)
+    result = sampled(p, q, asked.draws, seed_of(asked.seed))
     return json.dumps({**result, "ids": ids, "draft": kind, "labels": labels(tokenizer, ids)})
+
+
+async def model_q(found, features: list[list[float]], tokens: list[int], ids: list[int]) -> list[float]:
+    """The draft model's q for the token after the text, over the target's top k ``ids`` and "other" (whatever
+    else the draft gives any probability, the rest of its vocabulary included)."""
+    step = await found.step(features, tokens, sampling=True)
+    given = dict(zip(step.ids, step.probs))
+    q = [given.get(i, 0.0) for i in ids]
+    return [*q, max(0.0, 1.0 - sum(q))]
+
+
+@answers
+async def sample_runs(model, tokenizer: Tokenizer, request: dict, on_start: Callable[[int], None] | None = None) -> str:
+    """Step 6's whole-run test: plain and drafted sampled runs after ``text``, their first tokens tallied, and the
+    two tallies compared (``chisquare.two_samples``): one distribution if the rule is exact. ``rule`` "always
+    accept" keeps every drafted token: the wrong rule the test must catch."""
+    asked = contract.SampleRuns.parse(request)
+    prompt = encoded(tokenizer, asked.text)
+    check_prompt(prompt)
+    runs, new_tokens = check_runs(asked.runs), check_run_tokens(asked.new_tokens)
+    gamma, temperature = check_gamma(asked.gamma), check_temperature(asked.temperature)
+    if asked.rule not in RULES:
+        raise InputError(f"unknown rule {asked.rule!r}: choose {' or '.join(map(repr, RULES))}")
+    found = draft_of(model)
+    if on_start:
+        on_start(len(prompt))
+    rng = random.Random(seed_of(asked.seed))
+    keep = {} if asked.rule == "speculative" else {"rule": lambda p, q, u: True}
+    began = time.perf_counter()
+    plain, drafted_runs, totals = Counter(), Counter(), Counter()
+    try:
+        for _ in range(runs):
+            plain[outcome((await sample_plain(model, prompt, new_tokens, temperature, rng)).tokens)] += 1
+        for _ in range(runs):
+            propose = ModelDraft(found, gamma)
+            run = await sample_drafted(model, prompt, propose, new_tokens, temperature, rng, **keep)
+            drafted_runs[outcome(run.tokens)] += 1
+            totals.update(passes=propose.passes, accepted=sum(r.accepted for r in run.passes),
+                          drafted=sum(len(r.draft) for r in run.passes))
+    except KeyboardInterrupt:
+        raise RuntimeError("the run was cancelled") from None
+    return json.dumps({"plain": dict(plain), "drafted": dict(drafted_runs), "runs": runs, "rule": asked.rule,
+                       "draft_passes": totals["passes"], "accepted": totals["accepted"],
+                       "drafted_tokens": totals["drafted"], "verdict": two_samples(plain, drafted_runs).as_dict(),
+                       "seconds": time.perf_counter() - began})
+
+
+def outcome(tokens: list[int]) -> str:
+    """A run's tokens as one outcome of the whole-run test (a JSON key)."""
+    return ",".join(map(str, tokens))

@@ -8,6 +8,7 @@
  */
 import { runtime } from './runtime/client.js';
 import { mountAllAtOnce } from './panels/allatonce.js';
+import { mountDraftModel } from './panels/draftmodel.js';
 import { mountGenerate } from './panels/generate.js';
 import { mountGreedy } from './panels/greedy.js';
 import { mountGuess } from './panels/guess.js';
@@ -28,6 +29,7 @@ const PANELS = {
   guess: mountGuess,
   lookup: mountLookup,
   sampling: mountSampling,
+  'draft-model': mountDraftModel,
 };
 const WIDGETS = { 'speedup-chart': mountChart, quiz: mountQuiz, 'pass-cost': mountPassCost };
 const cleanups = new Map(); // mounted root -> what to undo when its page is left

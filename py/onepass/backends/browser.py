@@ -1,11 +1,13 @@
 """The browser backend: onnxruntime-web in the model's worker, reached from Pyodide in the worker beside it.
 
 The worker hands in ``bridge``, a JavaScript object with ``open(kv_cache)``,
-``run(session, new_ids, start, logits, rows_from)`` (a Promise) and
+``run(session, new_ids, start, logits, rows_from, hidden)`` (a Promise),
 ``rollback(session, length)`` (bridge.js's RemoteBridge: a rollback answers at
-once, and its seconds arrive with the next pass's ``kv_seconds``), and a tokenizer object with ``encode(text)`` and ``decode(ids)``
+once, and its seconds arrive with the next pass's ``kv_seconds``) and
+``draft(features, tokens, sampling)`` (a Promise: one small pass of the draft
+model, when the site ships one), and a tokenizer object with ``encode(text)`` and ``decode(ids)``
 over its JavaScript tokenizer. The KV cache stays on the JavaScript side; only
-token ids, argmax, top-k and timings cross. What the panels ask for is decided
+token ids, argmax, top-k, timings and the features a draft reads cross. What the panels ask for is decided
 in ``panels.py``, over these as over the native backend. Nothing here imports
 ``js`` or ``pyodide``: JavaScript values arrive as proxies and are converted
 with their own ``to_py``, so the module imports natively too (and the purity
@@ -16,6 +18,7 @@ import json
 import statistics
 import time
 
+from ..draft_model import DraftStep
 from ..seam import Facts, Pass, check_rows
 from .clock import PassClock
 
@@ -63,12 +66,16 @@ class BrowserTokenizer:
 
 
 class BrowserModel:
-    """The export in the worker; ``manifest`` is the site's manifest.json text."""
+    """The export in the worker; ``manifest`` is the site's manifest.json text. ``draft`` is the draft model the
+    site ships (its manifest's ``draft``), or None, with ``draft_unavailable`` saying why when the build said."""
 
     def __init__(self, bridge, manifest: str):
         self.bridge = bridge
-        self.facts = Facts.from_manifest(json.loads(manifest))
+        found = json.loads(manifest)
+        self.facts = Facts.from_manifest(found)
         self.clock = PassClock()  # its sessions add what they measure; a run takes a lap per pass
+        self.draft = BrowserDraft(bridge, found["draft"], self.clock) if found.get("draft") else None
+        self.draft_unavailable = found.get("draft_unavailable")
 
     def session(self, kv_cache: bool = True) -> "BrowserSession":
         return BrowserSession(self.bridge, kv_cache, self.clock)
@@ -86,15 +93,14 @@ class BrowserSession:
     async def forward(self, new_ids: list[int], *, logits: bool = False, rows_from: int = 0,
                       hidden: int = 0) -> Pass:
         check_rows(new_ids, rows_from, hidden)
-        if hidden:
-            raise NotImplementedError("the browser's bridge does not fetch the model's features yet")
         began = time.perf_counter()
-        raw = plain(await self.bridge.run(self.id, list(new_ids), self.length, logits, rows_from))
+        raw = plain(await self.bridge.run(self.id, list(new_ids), self.length, logits, rows_from, hidden))
         self.length += len(new_ids)
         k = raw["k"]
         flat_logits = raw.get("logits")
         result = Pass(argmax=numbers(raw["argmax"]), topk_ids=rows(raw["topk_ids"], k), topk_probs=rows(raw["topk_probs"], k),
-                      seconds=raw["seconds"], logits=rows(flat_logits, raw["vocab"]) if flat_logits is not None else None)
+                      seconds=raw["seconds"], logits=rows(flat_logits, raw["vocab"]) if flat_logits is not None else None,
+                      hidden=rows(raw["hidden"], raw["hidden_size"]) if hidden else None)
         # The bridge is what JavaScript's own timings (the model, the cache) leave of this call.
         spent = time.perf_counter() - began
         self.clock.add(model=raw["seconds"], kv=raw["kv_seconds"], bridge=spent - raw["seconds"] - raw["kv_seconds"])
@@ -106,6 +112,27 @@ class BrowserSession:
             cut = self.bridge.rollback(self.id, length)
             self.clock.add(kv=cut, bridge=time.perf_counter() - began - cut)
             self.length = length
+
+
+class BrowserDraft:
+    """The site's draft model in the model's worker (bridge.js's DraftBridge), as a ``draft_model.DraftModel``;
+    ``manifest`` is its ``draft.json`` (the site's manifest's ``draft``). A step's ``seconds`` are onnxruntime-web's
+    own run, so a run's c is the draft's cost; the crossing around it is the bridge's, on ``clock``, and the run's
+    time the model's (a draft model's run is onnxruntime's as the target's is: "Under the hood" has no part of its
+    own for it)."""
+
+    def __init__(self, bridge, manifest: dict, clock: PassClock | None = None):
+        self.bridge = bridge
+        self.window = int(manifest["window"])
+        self.clock = clock or PassClock()
+
+    async def step(self, features: list[list[float]], tokens: list[int], *, sampling: bool = False) -> DraftStep:
+        began = time.perf_counter()
+        flat = [value for row in features for value in row]
+        raw = plain(await self.bridge.draft(flat, list(tokens), sampling))
+        self.clock.add(model=raw["seconds"], bridge=time.perf_counter() - began - raw["seconds"])
+        return DraftStep(feature=numbers(raw["feature"]), token=int(raw["token"]), seconds=raw["seconds"],
+                         ids=numbers(raw["ids"]) if sampling else [], probs=numbers(raw["probs"]) if sampling else [])
 
 
 async def bridge_overhead(model: BrowserModel, ids, past: int, runs: int) -> float:

@@ -4,6 +4,8 @@
  * one token of an ordinary pass), the match prompt lookup copied from, and the pass's time. Each kind of token
  * has its own colour AND its own mark and title, so colour is never the only signal; a legend names them.
  * Counters for passes and tokens, and the text built so far (decoded by the worker, whole characters only).
+ * A run with a draft model (step 6) also counts the draft's small passes, and each row says how many it ran
+ * before that pass of the model and how long they took.
  */
 import { el, ms, visible } from '../dom.js';
 
@@ -53,6 +55,8 @@ export class PassView {
     this.passes = 0;
     this.tokens = 0;
     this.seconds = 0;
+    this.draftPasses = null; // counted once a pass says what the draft model ran before it
+    this.draftSeconds = 0;
     this.prompt.textContent = promptText;
     this.generated.textContent = '';
     this.list.replaceChildren();
@@ -61,7 +65,9 @@ export class PassView {
   }
 
   showCounters() {
-    this.counters.textContent = `Passes: ${this.passes} · tokens: ${this.tokens}`
+    const drafting = this.draftPasses === null ? ''
+      : ` · draft passes: ${this.draftPasses} (${ms(this.draftSeconds)})`;
+    this.counters.textContent = `${drafting ? 'Model passes' : 'Passes'}: ${this.passes}${drafting} · tokens: ${this.tokens}`
       + (this.passes ? ` · ${(this.tokens / this.passes).toFixed(2)} tokens per pass · ${ms(this.seconds)} in passes` : '');
   }
 
@@ -72,6 +78,7 @@ export class PassView {
     this.seconds += pass.seconds;
     this.generated.textContent += text;
     const row = el('li', { className: 'onepass-pass' }, [
+      ...('draft_passes' in pass ? [this.drafted(pass), ' '] : []),
       el('span', { className: 'onepass-pass-head', textContent: `Pass ${this.passes} · ${ms(pass.seconds)} · +${pass.added.length}` }),
       ' ',
       ...passTokens(pass, labels),
@@ -79,6 +86,16 @@ export class PassView {
     if ('match' in pass) row.append(el('span', { className: 'onepass-match', textContent: matchText(pass, labels) }));
     this.list.append(row);
     this.showCounters();
+  }
+
+  /** The draft model's small passes before this pass of the model, counted and drawn at the row's head. */
+  drafted(pass) {
+    this.draftPasses = (this.draftPasses ?? 0) + pass.draft_passes;
+    this.draftSeconds += pass.draft_seconds;
+    const text = pass.draft_passes
+      ? `draft: ${pass.draft_passes} small pass${pass.draft_passes === 1 ? '' : 'es'}, ${ms(pass.draft_seconds)}, then`
+      : 'draft: nothing to read yet, so';
+    return el('span', { className: 'onepass-pass-draft', textContent: text });
   }
 
   /** The whole run is back: the final text replaces the streamed pieces (the stream held nothing back by then). */

@@ -36,17 +36,22 @@ function recordedNote(trace) {
  * takes half a minute on the real model shows life. `event` takes the worker's 'started' and 'pass' events.
  */
 function runningClock(say, { reading = (n) => `Reading your ${n.toLocaleString('en')}-token text`,
-  writing = (k) => `Writing: ${k} pass${k === 1 ? '' : 'es'} done` } = {}) {
+  writing = (k) => `Writing: ${k} pass${k === 1 ? '' : 'es'} done`,
+  comparing = (k) => `Now one at a time on the same text, to compare: ${k} pass${k === 1 ? '' : 'es'} done` } = {}) {
   let began = 0;
   let tokens = 0;
   let passes = 0;
+  let baseline = 0;
   let timer = null;
-  const show = () => say(`${passes ? writing(passes) : reading(tokens)}: ${Math.floor((performance.now() - began) / 1000)} s…`);
+  const show = () => say(`${baseline ? comparing(baseline) : passes ? writing(passes) : reading(tokens)}: `
+    + `${Math.floor((performance.now() - began) / 1000)} s…`);
   return {
     event(m) {
       if (m.type === 'started') {
         [began, tokens] = [performance.now(), m.tokens];
         timer = setInterval(show, 1000);
+      } else if (m.type === 'pass' && m.baseline) {
+        baseline += 1;
       } else if (m.type === 'pass') {
         passes += 1;
       } else {
@@ -215,7 +220,7 @@ export function runFrame(root, { panel, text, rows = 3, details = false }) {
         const recording = await record(asked, (m) => {
           const arrived = performance.now();
           onEvent(m);
-          if (m.type !== 'pass') return;
+          if (m.type !== 'pass' || m.baseline) return; // the one-at-a-time run a request compares with is not drawn
           view.add(m.pass, m.text, m.labels);
           // The page's part: from the worker posting the pass to its row drawn here, on the clock both share.
           const drawn = performance.now();
@@ -263,7 +268,7 @@ export function runFrame(root, { panel, text, rows = 3, details = false }) {
 async function record(request, onEvent = () => {}) {
   const events = [];
   const result = await runtime().run('generate', request, (m) => {
-    if (m.type === 'pass') events.push({ pass: m.pass, text: m.text });
+    if (m.type === 'pass' && !m.baseline) events.push({ pass: m.pass, text: m.text });
     onEvent(m);
   });
   return { result, events };

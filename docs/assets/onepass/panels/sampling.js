@@ -4,12 +4,14 @@
  * a chi-squared verdict. Two sources of p and q:
  * - presets over six made-up words (Python only, no model), with every p and q editable;
  * - the model itself: p is its next-token distribution after the reader's text (its top tokens, the rest
- *   lumped as "other"), q a draft the reader picks (py/onepass/drafts.py). This one loads the model, after
+ *   lumped as "other"), q a draft the reader picks (py/onepass/drafts.py), or the real pair: q the site's draft
+ *   model's own after the same text (when the site ships one). This one loads the model, after
  *   asking, and only when the reader asks for it.
  */
 import { loadChart } from '../libs.js';
 import { DEFAULTS } from './defaults.js';
 import { button, el, visible } from '../dom.js';
+import { siteManifest } from './model.js';
 import { panelRunner } from './runs.js';
 
 const { words: PRESET_WORDS, presets: PRESETS, text: LIVE_TEXT, draws: DRAWS } = DEFAULTS.sampling;
@@ -18,6 +20,7 @@ const DRAFT_WORDS = {
   flattened: 'a flattened copy of p (a smaller, less sure model)',
   'one-hot': "all on p's second choice (a copied guess)",
   uniform: 'uniform (a draft that knows nothing)',
+  model: "this site's draft model's own q after the same text (the real pair)",
 };
 const DRAFTS = Object.fromEntries(DEFAULTS.sampling.drafts.map((kind) => [kind, DRAFT_WORDS[kind] ?? kind]));
 const OTHER = 'other';
@@ -35,6 +38,8 @@ export function mountSampling(root) {
   const preset = el('select', { className: 'onepass-preset' }, Object.keys(PRESETS).map((name) => el('option', { value: name, textContent: name })));
   const liveText = el('input', { type: 'text', className: 'onepass-live-text', value: LIVE_TEXT, ariaLabel: 'Text before the next token' });
   const draftKind = el('select', { className: 'onepass-draft' }, Object.entries(DRAFTS).map(([value, label]) => el('option', { value, textContent: label })));
+  // The real pair only where the site ships a draft model.
+  siteManifest().then((manifest) => { if (!manifest?.draft) draftKind.querySelector('option[value=model]')?.remove(); }, () => {});
   const inputs = { p: [], q: [] };
   const table = el('table', { className: 'onepass-sampling-table' });
   const head = el('tr', {}, ['word', 'target p', 'draft q', 'observed', 'count'].map((h) => el('th', { textContent: h })));

@@ -3,7 +3,9 @@
  * rate alpha and cost ratio c set by sliders, a break-even line at 1, the best gamma starred (in its
  * label and in the text, not by colour alone). Needs no model. If a step-5 run left its alpha and c
  * (fitted to the run by estimate.js) in `onepass.measured`, they are drawn as a second series, the sentence
- * beside it states the measured figures they reproduce, and one button applies them.
+ * beside it states the measured figures they reproduce, and one button applies them. A run of step 6's live draft
+ * model (`showDraftRun`, from its panel) adds the formula at that run's α and c, and the speed-up it measured on
+ * the wall clock as a point at its γ: predicted beside measured, both from this tab.
  * Colours come from Material's CSS variables and follow the light/dark toggle.
  */
 import { loadChart } from '../libs.js';
@@ -12,6 +14,28 @@ import { el } from '../dom.js';
 import { MAX_GAMMA, bestGamma, speedup } from '../speedup.js';
 
 const GAMMAS = Array.from({ length: MAX_GAMMA }, (_, i) => i + 1);
+let draftRun = null; // the last run of step 6's draft model on this page visit: {alpha, c, gamma, measured, alphas}
+const redraws = new Set(); // each mounted chart's redraw, for a new draft run
+
+/**
+ * Step 6's draft-model panel hands its run's figures here (every one measured in this tab): `alpha` (all positions
+ * together; `alphas` per position), `c`, `gamma`, and `measured`, the speed-up on the wall clock. Null clears them.
+ */
+export function showDraftRun(run) {
+  draftRun = run;
+  for (const redraw of redraws) redraw();
+}
+
+/** The draft run's figures in words: what the formula predicts at them beside what was measured. */
+function describeDraftRun(run) {
+  const positions = run.alphas.map((a, i) => `${i + 1}: ${a.toFixed(2)}`).join(', ');
+  return `Your draft model's run below, measured in this tab: α = ${run.alpha.toFixed(2)} (by draft position: ${positions}), `
+    + `c = ${run.c.toFixed(3)}, γ = ${run.gamma}. The solid line is the formula at that α and c: it predicts `
+    + `${speedup(run.alpha, run.gamma, run.c).toFixed(2)}× at γ = ${run.gamma}; the round point is what the run `
+    + `measured on the wall clock against one at a time: ${run.measured.toFixed(2)}×. (The formula counts neither the `
+    + 'extra cost of a longer verifying pass nor the crossings between Python and the model, and takes α the same at '
+    + 'every position.)';
+}
 const START = { alpha: 0.7, c: 0.05, gamma: 4 }; // a good small draft model, as in the literature
 const SLIDERS = [
   { key: 'alpha', label: 'Acceptance rate α', min: 0, max: 1, step: 0.01, digits: 2 },
@@ -85,6 +109,17 @@ function chartData(values, run, colours) {
       borderColor: colours.line, borderDash: [6, 4], borderWidth: 2, pointRadius: 0,
     },
   ];
+  if (draftRun) {
+    datasets.push({
+      type: 'line', label: 'the formula at your draft model\'s α and c', order: 0,
+      data: GAMMAS.map((g) => speedup(draftRun.alpha, g, draftRun.c)),
+      borderColor: colours.best, borderWidth: 2, pointRadius: 0,
+    }, {
+      type: 'line', label: 'measured with your draft model (wall clock)', order: 0, showLine: false,
+      data: GAMMAS.map((g) => (g === draftRun.gamma ? draftRun.measured : null)),
+      pointRadius: 7, pointStyle: 'circle', borderColor: colours.text, backgroundColor: colours.best,
+    });
+  }
   if (run) {
     datasets.push({
       type: 'line', label: 'your step-5 α and c', order: 0, data: GAMMAS.map((g) => speedup(run.alpha, g, run.c)),
@@ -122,6 +157,8 @@ export async function mountChart(root) {
   const summary = el('p', { className: 'onepass-chart__summary', ariaLive: 'polite' });
   const canvas = el('canvas', { ariaLabel: 'Bar chart of the speed-up against draft length γ', role: 'img' });
   const note = el('p', { className: 'onepass-chart__measured' });
+  const draftNote = el('p', { className: 'onepass-chart__draft', ariaLive: 'polite' });
+  const useDraft = el('button', { type: 'button', className: 'md-button onepass-chart__use-draft', textContent: 'Use my draft model\'s α and c' });
   const run = measuredRun();
   const controls = {};
   let chart = null;
@@ -136,18 +173,26 @@ export async function mountChart(root) {
     }
   };
   SLIDERS.forEach((spec) => { controls[spec.key] = slider(spec, START[spec.key], update); });
+  /** The sliders at `chosen` (they stop at their ends and snap to their steps; the sentences keep exact values). */
+  const set = (chosen) => {
+    SLIDERS.forEach((s) => {
+      controls[s.key].input.value = chosen[s.key];
+      controls[s.key].shown.textContent = Number(controls[s.key].input.value).toFixed(s.digits);
+    });
+    update();
+  };
+  useDraft.addEventListener('click', () => set({ alpha: draftRun.alpha, c: Math.min(draftRun.c, 1), gamma: draftRun.gamma }));
+  const showDraft = () => {
+    draftNote.replaceChildren(...(draftRun ? [describeDraftRun(draftRun), ' ', useDraft] : []));
+    draftNote.hidden = !draftRun;
+    if (draftRun) root.dataset.draftRun = '';
+    else delete root.dataset.draftRun;
+    update();
+  };
 
   if (run) {
     const use = el('button', { type: 'button', className: 'md-button onepass-chart__use', textContent: 'Use my α and c' });
-    use.addEventListener('click', () => {
-      // The sliders stop at their ends and snap to their steps; the sentence beside the button keeps the exact values.
-      const chosen = { alpha: run.alpha, c: Math.min(run.c, 1), gamma: Math.min(Math.round(run.gamma), MAX_GAMMA) };
-      SLIDERS.forEach((s) => {
-        controls[s.key].input.value = chosen[s.key];
-        controls[s.key].shown.textContent = Number(controls[s.key].input.value).toFixed(s.digits);
-      });
-      update();
-    });
+    use.addEventListener('click', () => set({ alpha: run.alpha, c: Math.min(run.c, 1), gamma: Math.min(Math.round(run.gamma), MAX_GAMMA) }));
     note.append(describeRun(run), ' ', use);
   } else {
     note.append('Run an example on ', el('a', { href: new URL('copy-and-check/', SITE_ROOT).href, textContent: 'step 5' }),
@@ -157,9 +202,11 @@ export async function mountChart(root) {
     el('div', { className: 'onepass-chart__controls' }, SLIDERS.map((s) => controls[s.key].label)),
     summary,
     el('div', { className: 'onepass-chart__canvas' }, [canvas]),
+    draftNote,
     note,
   );
-  update();
+  showDraft();
+  redraws.add(showDraft);
 
   let Chart;
   try {
@@ -168,7 +215,10 @@ export async function mountChart(root) {
     summary.textContent += ` (The chart could not be drawn: ${err.message}.)`;
     return;
   }
-  if (!root.isConnected) return; // the reader moved on while Chart.js loaded
+  if (!root.isConnected) { // the reader moved on while Chart.js loaded
+    redraws.delete(showDraft);
+    return;
+  }
   chart = new Chart(canvas, { type: 'bar', data: chartData(current(), run, palette()), options: chartOptions(palette()) });
   // Material flips the palette by changing an attribute on <body>; redraw in the new colours.
   const observer = new MutationObserver(() => {
@@ -180,5 +230,6 @@ export async function mountChart(root) {
   return () => { // the page was left: the chart and its observer go with it
     chart.destroy();
     observer.disconnect();
+    redraws.delete(showDraft);
   };
 }

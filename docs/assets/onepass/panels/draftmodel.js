@@ -1,0 +1,124 @@
+/**
+ * Step 6, live: the reader's text written with the draft model this site trained from the model itself. Each row
+ * is one round: the draft's small passes (one token each), then one pass of the model that verifies them, in the
+ * colours of steps 4 and 5 (passview.js). Then the same text one token per pass, in the same request, for the
+ * identity check and the wall clock; the run's α per draft position and c (both measured here, by Python:
+ * py/onepass/panels.py's draft figures) go on the speed-up chart above, the formula's prediction beside the
+ * measured speed-up. "Best for my machine" sets the draft length to the formula's best at the measured α and c.
+ * A site built without a draft model says so, and the rest of the page works.
+ */
+import { DEFAULTS } from './defaults.js';
+import { button, el, ms } from '../dom.js';
+import { siteManifest } from './model.js';
+import { runFrame } from './runs.js';
+import { MAX_GAMMA } from '../speedup.js';
+import { showDraftRun } from '../widgets/speedup-chart.js';
+
+const { text: DEFAULT_TEXT, maxNew: MAX_NEW, gamma: DEFAULT_GAMMA } = DEFAULTS.draft;
+
+export function mountDraftModel(root) {
+  const frame = runFrame(root, { panel: 'draft', text: DEFAULT_TEXT, rows: 4 });
+  const gamma = el('input', { type: 'number', min: 1, max: MAX_GAMMA, step: 1, value: DEFAULT_GAMMA, className: 'onepass-gamma',
+    ariaLabel: 'Draft length γ' });
+  const best = button('Best for my machine', 'onepass-best');
+  best.disabled = true;
+  best.title = 'Run once first: the best length comes from the α and c your run measures';
+  const about = el('p', { className: 'onepass-draft-about' });
+  const compare = el('p', { className: 'onepass-compare' });
+  const figures = el('p', { className: 'onepass-draft-figures' });
+  const bestNote = el('p', { className: 'onepass-best-note', role: 'status' });
+  frame.run.before(el('label', {}, ['Draft length γ ', gamma]), best);
+  frame.extra.append(about);
+  root.append(compare, figures, bestNote);
+  let measured = null; // the last run's draft figures
+
+  siteManifest().then((manifest) => {
+    const draft = manifest?.draft;
+    if (!draft) {
+      root.dataset.draft = 'none';
+      frame.run.disabled = true;
+      about.textContent = `No draft model here (${manifest?.draft_unavailable ?? 'this site was built without one'}), so this `
+        + 'panel cannot run. The rest of the page works without it.';
+      return;
+    }
+    root.dataset.draft = 'ready';
+    const size = draft.files.reduce((sum, f) => sum + f.size, 0);
+    // The page's prose stays the lesson's length (tests/test_pages_text.py): what this draft is, is said here.
+    about.textContent = 'The model is the smallest of its family, so there is no smaller sibling to draft for it: this '
+      + `site's build trained one, ${draft.parameters.toLocaleString('en')} parameters (${(size / 1e6).toFixed(1)} MB), from the `
+      + `model's own answers (${draft.training.tokens.toLocaleString('en')} tokens). It reads the model's own last hidden state `
+      + `(its features, which the verifying pass computes anyway) at the last ${draft.window} position${draft.window === 1 ? '' : 's'} `
+      + 'and the tokens there, and guesses the next token, as EAGLE does (Li and colleagues, 2024); the model itself is '
+      + 'unchanged. Your text is then written one token per pass too, to check it is identical and to time both; your '
+      + 'run\'s α and c go on the chart below.';
+  }, () => {});
+
+  function draftLength() {
+    const value = Number(gamma.value);
+    return Number.isInteger(value) ? value : gamma.value; // anything else goes to Python, which says what is wrong
+  }
+
+  async function runAndCompare() {
+    if (frame.busy()) return;
+    for (const node of [compare, figures, bestNote]) node.textContent = '';
+    delete root.dataset.identical;
+    const request = { text: frame.input.value, mode: 'draft', gamma: draftLength(), baseline: true, kvCache: frame.kv.checked, maxNew: MAX_NEW };
+    const outcome = await frame.execute(request, { note: 'Each row: the draft\'s small passes, then one pass of the model that checks them all.' });
+    if (!outcome) return;
+    show(outcome.result);
+  }
+
+  function show(result) {
+    const { draft, baseline: one, totals } = result;
+    compare.textContent = `Identical to one at a time: ${one.identical ? 'yes' : 'no'} · with the draft model: ${totals.passes} passes `
+      + `of the model and ${draft.passes} small passes of the draft, ${ms(result.wall_seconds)} on the wall clock · one at a time: `
+      + `${one.totals.passes} passes, ${ms(one.wall_seconds)} · ${totals.tokens} tokens, ${totals.accepted} of ${totals.drafted} `
+      + `drafted tokens accepted. ${verdict(one.speedup)}`;
+    Object.assign(root.dataset, { identical: one.identical ? 'yes' : 'no', passes: totals.passes, draftPasses: draft.passes,
+      greedyPasses: one.totals.passes });
+    if (draft.alpha === null || draft.c === null) {
+      measured = null;
+      best.disabled = true;
+      figures.textContent = 'Nothing was drafted in this run (it was too short), so it measured no α or c: write more tokens.';
+      showDraftRun(null);
+      return;
+    }
+    measured = draft;
+    best.disabled = false;
+    const positions = draft.acceptance.map((p) => `${p.position}: ${p.accepted} of ${p.reached} (${p.alpha.toFixed(2)})`).join(', ');
+    figures.textContent = `Measured in this tab: acceptance α = ${draft.alpha.toFixed(2)}; by draft position, accepted of reached: `
+      + `${positions}. The draft's cost c = ${draft.c.toFixed(3)}: one small pass took ${ms(draft.seconds / draft.passes)}, `
+      + `against a one-token pass of the model after the first. The formula at that α and c predicts ${draft.predicted.toFixed(2)}× `
+      + `at γ = ${draft.gamma}; the run measured ${one.speedup.toFixed(2)}× on the wall clock after the first pass (which reads `
+      + 'your text, with or without a draft). Both are on the chart below.';
+    root.dataset.alpha = draft.alpha;
+    root.dataset.c = draft.c;
+    root.dataset.bestGamma = draft.best_gamma;
+    showDraftRun({ alpha: draft.alpha, alphas: draft.acceptance.map((p) => p.alpha), c: draft.c, gamma: draft.gamma,
+      measured: one.speedup });
+  }
+
+  /** Which run was faster on the wall clock in this tab, and by how much, whichever way it falls. */
+  function verdict(speedup) {
+    if (Math.abs(speedup - 1) < 0.05) return 'In this tab the two took the same time after the first pass, within 5 %.';
+    return speedup > 1 ? `In this tab the draft model was ${speedup.toFixed(2)}× as fast after the first pass.`
+      : `In this tab the draft model was slower: it took ${(1 / speedup).toFixed(2)}× as long after the first pass.`;
+  }
+
+  best.addEventListener('click', () => {
+    if (!measured) return;
+    const { best_gamma: length, best_predicted: top, alpha, c } = measured;
+    const at = `at your α = ${alpha.toFixed(2)} and c = ${c.toFixed(3)}`;
+    if (length === 0) {
+      gamma.value = 1;
+      bestNote.textContent = `The formula's best ${at} is not to draft at all (γ = 0): no draft length is faster than one `
+        + 'at a time on this machine. The draft length is set to the least, 1; run again to see it measured.';
+    } else {
+      gamma.value = length;
+      bestNote.textContent = `The formula's best ${at}: γ = ${length}, a predicted ${top.toFixed(2)}×. Run again to measure it.`;
+    }
+    root.dataset.chosenGamma = gamma.value;
+  });
+  frame.run.addEventListener('click', runAndCompare);
+  frame.model.say(`Press Run: the draft model and the model write ${MAX_NEW} tokens after your text, then the model alone, to compare.`);
+}
