@@ -1,0 +1,164 @@
+"""The draft model in the tab: step 6's request (``generate`` in mode ``draft`` with its one-at-a-time baseline) on the
+held-out chat prompts and on step 5's examples, in Chromium, on the site ``make serve`` builds.
+
+    .venv/bin/python -m benchmarks.bench_draft_browser [--site site] [--source default] [--gammas 2,3] [--every 1]
+                                                       [--max-new 64] [--threads 2]
+
+Each prompt runs once per draft length, drafted and then one at a time in the same request, as the panel runs it:
+the wall clock of both, measured in the worker's Python, gives the tab's speed-up; the draft's small passes give its
+cost c against the tab's own one-token passes (``acceptance.cost_ratio``). Step 5's examples run one at a time,
+with prompt lookup and with the draft (medians of three). The text must equal one at a time on every prompt.
+Prints one JSON object with the issue's targets beside the figures; asserts nothing. ``--site`` serves a site already
+built (``make site``); without it the site is built with the export and its draft into a temporary folder.
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+from benchmarks.bench_draft import PROMPTS, TARGETS
+from model_export.build import build
+from onepass.examples import EXAMPLES, chat
+from tools.site import CHROMIUM, CHROMIUM_ARGS, Server, build_site
+
+LOAD_TIMEOUT_MS = 900_000
+EXAMPLE_RUNS = 3
+
+RUN = """async (request) => {
+    const began = performance.now();
+    const run = await window.onepass().run('generate', request);
+    return {...run, page_seconds: (performance.now() - began) / 1000};
+}"""
+
+
+def positions(runs: list[dict]) -> list[float]:
+    """Acceptance per draft position over ``runs``: accepted over reached, summed over the prompts."""
+    reached, accepted = {}, {}
+    for run in runs:
+        for row in run["draft"]["acceptance"]:
+            reached[row["position"]] = reached.get(row["position"], 0) + row["reached"]
+            accepted[row["position"]] = accepted.get(row["position"], 0) + row["accepted"]
+    return [round(accepted[p] / reached[p], 3) if reached[p] else None for p in sorted(reached)]
+
+
+def held_out(page, prompts: list[str], gamma: int, max_new: int) -> dict:
+    runs = []
+    for index, text in enumerate(prompts):
+        runs.append(page.evaluate(RUN, {"text": chat(text), "mode": "draft", "gamma": gamma, "maxNew": max_new,
+                                        "baseline": True}))
+        print(f"\rgamma {gamma}: {index + 1}/{len(prompts)} prompts", end="", file=sys.stderr)
+    print(file=sys.stderr)
+    drafted = sum(run["wall_seconds"] for run in runs)
+    greedy = sum(run["baseline"]["wall_seconds"] for run in runs)
+    reached = sum(row["reached"] for run in runs for row in run["draft"]["acceptance"])
+    accepted = sum(row["accepted"] for run in runs for row in run["draft"]["acceptance"])
+    costs = [run["draft"]["c"] for run in runs if run["draft"]["c"] is not None]
+    return {
+        "prompts": len(runs), "identical": sum(run["baseline"]["identical"] for run in runs),
+        "tokens": sum(len(run["tokens"]) for run in runs),
+        "passes": sum(run["totals"]["passes"] for run in runs),
+        "greedy_passes": sum(run["baseline"]["totals"]["passes"] for run in runs),
+        "draft_passes": sum(run["draft"]["passes"] for run in runs),
+        "drafted_s": round(drafted, 2), "greedy_s": round(greedy, 2), "speedup": round(greedy / drafted, 3),
+        "alpha": round(accepted / reached, 3) if reached else None, "alpha_per_position": positions(runs),
+        "c_median": round(statistics.median(costs), 4) if costs else None,
+        "predicted_median": _median([run["draft"]["predicted"] for run in runs]),
+        "best_gamma_median": _median([run["draft"]["best_gamma"] for run in runs]),
+    }
+
+
+def _median(values):
+    values = [v for v in values if v is not None]
+    return round(statistics.median(values), 3) if values else None
+
+
+def examples(page, gamma: int) -> dict:
+    """Step 5's examples: one at a time, prompt lookup and the draft model, wall seconds (medians) and ratios."""
+    race = {}
+    for example in EXAMPLES:
+        times, texts = {"greedy": [], "lookup": [], "draft": []}, {}
+        for _ in range(EXAMPLE_RUNS):
+            for mode in times:
+                run = page.evaluate(RUN, {"text": example.prompt, "mode": mode, "maxNew": example.max_new,
+                                          **({"gamma": gamma} if mode == "draft" else {})})
+                times[mode].append(run["wall_seconds"])
+                texts[mode] = run["text"]
+        greedy = statistics.median(times["greedy"])
+        race[example.key] = {**{f"{mode}_s": round(statistics.median(t), 2) for mode, t in times.items()},
+                             "lookup_speedup": round(greedy / statistics.median(times["lookup"]), 2),
+                             "draft_speedup": round(greedy / statistics.median(times["draft"]), 2),
+                             "identical": texts["lookup"] == texts["greedy"] == texts["draft"]}
+    return race
+
+
+def measure(url: str, prompts: list[str], gammas: list[int], max_new: int, threads: int) -> dict:
+    with sync_playwright() as playwright, tempfile.TemporaryDirectory() as profile:
+        context = playwright.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = context.new_page()
+        page.set_default_timeout(LOAD_TIMEOUT_MS)
+        page.goto(url)
+        page.wait_for_function("() => window.onepass !== undefined")
+        began = time.perf_counter()
+        info = page.evaluate("(threads) => window.onepass().load(null, threads)", threads)
+        figures = {"threads": info["threads"], "load_s": round(time.perf_counter() - began, 1), "held_out": {}}
+        # Warm-up: the first passes of a fresh session (and the draft's) are slower than the rest.
+        page.evaluate(RUN, {"text": chat("Say hello."), "mode": "draft", "gamma": gammas[0], "maxNew": 8, "baseline": True})
+        for gamma in gammas:
+            figures["held_out"][f"gamma_{gamma}"] = held_out(page, prompts, gamma, max_new)
+        best = max(gammas, key=lambda g: figures["held_out"][f"gamma_{g}"]["speedup"])
+        figures["examples"] = examples(page, best)
+        figures["best_gamma"] = best
+        context.close()
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--site", type=Path, help="a built site (make site); default: build one with the draft")
+    parser.add_argument("--source", default="default")
+    parser.add_argument("--draft", type=Path, help="the draft folder, when building the site (default: python -m draft's)")
+    parser.add_argument("--gammas", default="2", help="draft lengths to compare")
+    parser.add_argument("--every", type=int, default=1, help="every N-th held-out prompt only")
+    parser.add_argument("--max-new", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+
+    prompts = json.loads(PROMPTS.read_text())[::args.every]
+    gammas = [int(g) for g in args.gammas.split(",") if g]
+    with tempfile.TemporaryDirectory() as scratch:
+        site = args.site
+        if site is None:
+            export = build(args.source, log=lambda message: print(message, file=sys.stderr))
+            from draft.build import build as build_draft
+
+            draft = args.draft or build_draft(export, log=lambda message: print(message, file=sys.stderr))
+            site = build_site(export, Path(scratch) / "site", chunk_mb="50", draft_dir=draft)
+        manifest = json.loads((site / "model" / "manifest.json").read_text())
+        if "draft" not in manifest:
+            sys.exit(f"{site} was built without a draft model: {manifest.get('draft_unavailable')}")
+        server = Server(site)
+        try:
+            figures = measure(server.url, prompts, gammas, args.max_new, args.threads)
+        finally:
+            server.stop()
+    held = figures["held_out"][f"gamma_{figures['best_gamma']}"]
+    figures = {"model": manifest["model"]["name"], "draft": {k: manifest["draft"].get(k) for k in
+                                                            ("design", "window", "parameters", "readout_size")},
+               "max_new": args.max_new, "targets": TARGETS, **figures,
+               "summary": {"tab_speedup": held["speedup"], "tab_c": held["c_median"], "alpha_mean": held["alpha"],
+                           "alpha_per_position": held["alpha_per_position"],
+                           "identical_everywhere": held["identical"] == held["prompts"]
+                           and all(row["identical"] for row in figures["examples"].values()),
+                           "examples_never_slower": all(row["draft_speedup"] >= 1.0
+                                                        for row in figures["examples"].values())}}
+    print(json.dumps(figures, indent=1))
+
+
+if __name__ == "__main__":
+    main()
