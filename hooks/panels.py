@@ -8,6 +8,10 @@
   defaults, the modes, the timing parts, the error codes, the keys of each
   result, and their JSDoc types, for the runtime's client and worker.
 
+``defaults.js`` also carries ``SITE_DRAFT``: what step 6's panels show of the draft
+model the site ships (``hooks/model.py``'s manifest ``draft``: its window, size,
+parameters and training tokens), or why there is none, so step 6 needs no
+request of the model's folder until the reader asks for the model.
 Both are written with or without a model. This hook is listed before
 ``hooks/headers.py`` and ``hooks/offline.py``, so the service worker precaches them with the other assets.
 """
@@ -81,10 +85,23 @@ def contract_module() -> str:
             + f"export const CONTRACT = {json.dumps(contract.described(), indent=2, ensure_ascii=False)};\n")
 
 
+def site_draft(manifest: dict | None) -> dict:
+    """The draft model's facts the pages show before anything loads (the site's manifest's ``draft``), or why the site
+    has none."""
+    draft = (manifest or {}).get("draft")
+    if not draft:
+        return {"unavailable": (manifest or {}).get("draft_unavailable") or "this site was built without a model"}
+    return {"window": draft["window"], "parameters": draft["parameters"], "size": sum(f["size"] for f in draft["files"]),
+            "tokens": draft["training"]["tokens"]}
+
+
 def on_post_build(config):
     site = Path(config["site_dir"])
+    chunks = config.get("extra", {}).get("model_chunks")  # hooks/model.py's (folder, manifest), when the site has a model
     for path, text in [
         (MODULE, "/** Written by hooks/panels.py from py/onepass/panels.py (DEFAULTS): change them there. */\n"
+                 "/** The site's draft model, from its manifest (hooks/model.py). */\n"
+                 f"export const SITE_DRAFT = {json.dumps(site_draft(chunks[1] if chunks else None), ensure_ascii=False)};\n"
                  f"export const DEFAULTS = {json.dumps(DEFAULTS, indent=2, ensure_ascii=False)};\n"),
         (CONTRACT, contract_module()),
     ]:

@@ -13,30 +13,19 @@ import pytest
 
 from hooks.model import NO_DRAFT
 from onepass.chisquare import two_samples
-from tests.browser import Server, load_runtime, point_sitemap_at
+from tests.browser import load_runtime
+from tests.test_browser_runtime import PROMPTS as RUNTIME_PROMPTS
 
 pytest_plugins = ["tests.browser"]
 
-PROMPTS = [
-    "The capital of France is Paris. The capital of Italy is",
-    "def add(a, b):\n    return a + b\n\ndef add(",
-    "The cat sat on the mat and the cat sat on the",
-    "東京は日本の首都です。東京は",
-    "one two three one two three one",
+PROMPTS = [  # the runtime tests' and three more
+    *RUNTIME_PROMPTS,
     "<b>bold?</b> & more",
     "Once upon a time there was",
     "1, 2, 3, 4,",
 ]
 MAX_NEW = 12
 PANEL = "[data-onepass-panel=draft-model]"
-
-
-@pytest.fixture(scope="module")
-def no_draft_server(tiny_site_without_draft):
-    server = Server(tiny_site_without_draft)
-    point_sitemap_at(tiny_site_without_draft, server.url)
-    yield server
-    server.stop()
 
 
 def generate(page, **fields) -> dict:
@@ -102,7 +91,9 @@ def test_bad_input_is_refused_in_plain_words(page, tiny_server):
 def test_the_panel_runs_end_to_end(page, tiny_server):
     page.goto(tiny_server.url + "the-real-thing/")
     panel = page.locator(PANEL)
-    page.wait_for_selector(f"{PANEL}[data-state=ready][data-draft=ready]", timeout=120_000)
+    page.wait_for_selector(f"{PANEL}[data-draft=ready]", timeout=120_000)
+    # Step 6 needs the model only when asked: the panel loads it on Run, not as the page opens.
+    assert panel.get_attribute("data-state") is None
     assert "parameters" in panel.locator(".onepass-draft-about").inner_text()
     assert panel.locator(".onepass-best").is_disabled()
     panel.locator(".onepass-text").fill("<b>bold?</b> The cat sat on the mat and the cat sat on the")
@@ -142,7 +133,7 @@ def test_the_panel_runs_end_to_end(page, tiny_server):
 def test_cancel_ends_a_panel_run(page, tiny_server):
     page.goto(tiny_server.url + "the-real-thing/")
     panel = page.locator(PANEL)
-    page.wait_for_selector(f"{PANEL}[data-state=ready][data-draft=ready]", timeout=120_000)
+    page.wait_for_selector(f"{PANEL}[data-draft=ready]", timeout=120_000)
     page.evaluate("() => { window.onepass().silentMs = 600000; }")
     panel.locator(".onepass-text").fill("one two three " * 20)
     panel.locator(".onepass-run").click()
@@ -152,8 +143,8 @@ def test_cancel_ends_a_panel_run(page, tiny_server):
     assert "Cancelled." in panel.locator(".onepass-status").inner_text()
 
 
-def test_a_site_without_a_draft_says_so_and_the_rest_works(page, no_draft_server):
-    page.goto(no_draft_server.url + "the-real-thing/")
+def test_a_site_without_a_draft_says_so_and_the_rest_works(page, tiny_server_without_draft):
+    page.goto(tiny_server_without_draft.url + "the-real-thing/")
     panel = page.locator(PANEL)
     page.wait_for_selector(f"{PANEL}[data-draft=none]")
     about = panel.locator(".onepass-draft-about").inner_text()

@@ -7,9 +7,8 @@
  * measured speed-up. "Best for my machine" sets the draft length to the formula's best at the measured α and c.
  * A site built without a draft model says so, and the rest of the page works.
  */
-import { DEFAULTS } from './defaults.js';
+import { DEFAULTS, SITE_DRAFT } from './defaults.js';
 import { button, el, ms } from '../dom.js';
-import { siteManifest } from './model.js';
 import { runFrame } from './runs.js';
 import { MAX_GAMMA } from '../speedup.js';
 import { showDraftRun } from '../widgets/speedup-chart.js';
@@ -17,7 +16,7 @@ import { showDraftRun } from '../widgets/speedup-chart.js';
 const { text: DEFAULT_TEXT, maxNew: MAX_NEW, gamma: DEFAULT_GAMMA } = DEFAULTS.draft;
 
 export function mountDraftModel(root) {
-  const frame = runFrame(root, { panel: 'draft', text: DEFAULT_TEXT, rows: 4 });
+  const frame = runFrame(root, { panel: 'draft', text: DEFAULT_TEXT, rows: 4, eager: false }); // step 6 loads the model only when asked
   const gamma = el('input', { type: 'number', min: 1, max: MAX_GAMMA, step: 1, value: DEFAULT_GAMMA, className: 'onepass-gamma',
     ariaLabel: 'Draft length γ' });
   const best = button('Best for my machine', 'onepass-best');
@@ -32,26 +31,23 @@ export function mountDraftModel(root) {
   root.append(compare, figures, bestNote);
   let measured = null; // the last run's draft figures
 
-  siteManifest().then((manifest) => {
-    const draft = manifest?.draft;
-    if (!draft) {
-      root.dataset.draft = 'none';
-      frame.run.disabled = true;
-      about.textContent = `No draft model here (${manifest?.draft_unavailable ?? 'this site was built without one'}), so this `
-        + 'panel cannot run. The rest of the page works without it.';
-      return;
-    }
+  // What the build knows of the draft (defaults.js): the model's folder is not read until the reader presses Run.
+  if (SITE_DRAFT.unavailable) {
+    root.dataset.draft = 'none';
+    frame.run.disabled = true;
+    about.textContent = `No draft model here (${SITE_DRAFT.unavailable}), so this panel cannot run. The rest of the page `
+      + 'works without it.';
+  } else {
     root.dataset.draft = 'ready';
-    const size = draft.files.reduce((sum, f) => sum + f.size, 0);
     // The page's prose stays the lesson's length (tests/test_pages_text.py): what this draft is, is said here.
     about.textContent = 'The model is the smallest of its family, so there is no smaller sibling to draft for it: this '
-      + `site's build trained one, ${draft.parameters.toLocaleString('en')} parameters (${(size / 1e6).toFixed(1)} MB), from the `
-      + `model's own answers (${draft.training.tokens.toLocaleString('en')} tokens). It reads the model's own last hidden state `
-      + `(its features, which the verifying pass computes anyway) at the last ${draft.window} position${draft.window === 1 ? '' : 's'} `
-      + 'and the tokens there, and guesses the next token, as EAGLE does (Li and colleagues, 2024); the model itself is '
-      + 'unchanged. Your text is then written one token per pass too, to check it is identical and to time both; your '
-      + 'run\'s α and c go on the chart below.';
-  }, () => {});
+      + `site's build trained one, ${SITE_DRAFT.parameters.toLocaleString('en')} parameters (${(SITE_DRAFT.size / 1e6).toFixed(1)} MB), `
+      + `from the model's own answers (${SITE_DRAFT.tokens.toLocaleString('en')} tokens). It reads the model's own last hidden `
+      + `state (its features, which the verifying pass computes anyway) at the last ${SITE_DRAFT.window} `
+      + `position${SITE_DRAFT.window === 1 ? '' : 's'} and the tokens there, and guesses the next token, as EAGLE does (Li and `
+      + 'colleagues, 2024); the model itself is unchanged. Your text is then written one token per pass too, to check it is '
+      + 'identical and to time both; your run\'s α and c go on the chart below.';
+  }
 
   function draftLength() {
     const value = Number(gamma.value);

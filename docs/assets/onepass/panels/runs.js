@@ -178,15 +178,15 @@ export function panelRunner(root, { panel, words = {}, notice = null, cancel = n
   return { rt, model, detailBox, busy, exclusive, execute, showTrace, isRunning: () => running };
 }
 
-/** The generating panels' frame around a runner: the reader's `text`, the KV cache, Run and Cancel, the passes. */
-export function runFrame(root, { panel, text, rows = 3, details = false }) {
+/** The generating panels' frame around a runner: the reader's `text`, the KV cache, Run and Cancel, the passes (`eager`: modelStatus's). */
+export function runFrame(root, { panel, text, rows = 3, details = false, eager = true }) {
   const input = el('textarea', { className: 'onepass-text', rows, value: text, ariaLabel: 'Your text' });
   const kv = el('input', { type: 'checkbox', className: 'onepass-kv', checked: true });
   const run = button('Run', 'onepass-run', true);
   const cancel = button('Cancel', 'onepass-cancel');
   cancel.disabled = true;
   const notice = el('p', { className: 'onepass-notice', role: 'status' });
-  const runner = panelRunner(root, { panel, notice, cancel, details });
+  const runner = panelRunner(root, { panel, notice, cancel, details, eager });
   const { model } = runner;
   const view = new PassView();
   const kvLine = el('p', { className: 'onepass-kvline' });

@@ -9,9 +9,8 @@
  *   asking, and only when the reader asks for it.
  */
 import { loadChart } from '../libs.js';
-import { DEFAULTS } from './defaults.js';
+import { DEFAULTS, SITE_DRAFT } from './defaults.js';
 import { button, el, visible } from '../dom.js';
-import { siteManifest } from './model.js';
 import { panelRunner } from './runs.js';
 
 const { words: PRESET_WORDS, presets: PRESETS, text: LIVE_TEXT, draws: DRAWS } = DEFAULTS.sampling;
@@ -39,7 +38,7 @@ export function mountSampling(root) {
   const liveText = el('input', { type: 'text', className: 'onepass-live-text', value: LIVE_TEXT, ariaLabel: 'Text before the next token' });
   const draftKind = el('select', { className: 'onepass-draft' }, Object.entries(DRAFTS).map(([value, label]) => el('option', { value, textContent: label })));
   // The real pair only where the site ships a draft model.
-  siteManifest().then((manifest) => { if (!manifest?.draft) draftKind.querySelector('option[value=model]')?.remove(); }, () => {});
+  if (SITE_DRAFT.unavailable) draftKind.querySelector('option[value=model]')?.remove();
   const inputs = { p: [], q: [] };
   const table = el('table', { className: 'onepass-sampling-table' });
   const head = el('tr', {}, ['word', 'target p', 'draft q', 'observed', 'count'].map((h) => el('th', { textContent: h })));
