@@ -6,6 +6,7 @@ outside localhost: the station must run offline.
 """
 
 import re
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -36,10 +37,23 @@ def point_sitemap_at(site: Path, url: str) -> None:
     sitemap.write_text(re.sub(r"<loc>https?://[^/]+/", f"<loc>{url}", sitemap.read_text()))
 
 
+def serving(site: Path) -> Server:
+    """``site`` served on a port of its own, its sitemap naming that port."""
+    server = Server(site)
+    point_sitemap_at(site, server.url)
+    return server
+
+
 @pytest.fixture(scope="session")
 def tiny_server(tiny_site):
-    server = Server(tiny_site)
-    point_sitemap_at(tiny_site, server.url)
+    server = serving(tiny_site)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def tiny_server_without_draft(tiny_site_without_draft):
+    server = serving(tiny_site_without_draft)
     yield server
     server.stop()
 
@@ -59,6 +73,24 @@ def chromium():
 
 
 # The reader has agreed to the model's download before (store.js KEYS.consent), so panels load it as they open.
+
+
+@contextmanager
+def loaded_page(browser, site: Path):
+    """``site`` served, and a fresh page of it with the model loaded (what the real model's tests share); the page
+    must request nothing outside localhost."""
+    server = Server(site)
+    context, page, outside = offline_page(browser)
+    page.set_default_timeout(LOAD_TIMEOUT_MS)
+    try:
+        page.goto(server.url)
+        page.wait_for_function("() => window.onepass !== undefined")
+        page.evaluate("() => window.onepass().load()")
+        yield page
+    finally:
+        context.close()
+        server.stop()
+    assert outside == [], f"the page requested addresses outside localhost: {outside}"
 
 
 def offline_page(browser, consent: bool = True, **context_options):

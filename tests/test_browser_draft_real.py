@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import LOAD_TIMEOUT_MS, Server, build_site, offline_page
+from tests.browser import build_site, loaded_page
 
 pytest_plugins = ["tests.browser"]
 
@@ -19,16 +19,8 @@ MAX_NEW = 32
 @pytest.fixture(scope="module")
 def real_draft_page(real_export, real_draft, chromium, tmp_path_factory):
     site = build_site(real_export, tmp_path_factory.mktemp("real_draft_site") / "site", chunk_mb="50", draft_dir=real_draft)
-    server = Server(site)
-    context, page, outside = offline_page(chromium)
-    page.set_default_timeout(LOAD_TIMEOUT_MS)
-    page.goto(server.url)
-    page.wait_for_function("() => window.onepass !== undefined")
-    page.evaluate("() => window.onepass().load()")
-    yield page
-    context.close()
-    server.stop()
-    assert outside == [], f"the page requested addresses outside localhost: {outside}"
+    with loaded_page(chromium, site) as page:
+        yield page
 
 
 @pytest.mark.parametrize("gamma", [1, 2, 3])

@@ -17,7 +17,7 @@ import pytest
 from model_export.check import cases
 from onepass.backends.native import NativeModel
 from onepass.backends.tokenizer import NativeTokenizer
-from tests.browser import LOAD_TIMEOUT_MS, Server, build_site, offline_page
+from tests.browser import build_site, loaded_page
 
 pytest_plugins = ["tests.browser"]
 
@@ -28,16 +28,8 @@ MODES = [("greedy", False), ("lookup", True), ("lookup", False), ("guess", True)
 
 @pytest.fixture(scope="module")
 def real_page(real_export, chromium, tmp_path_factory):
-    server = Server(build_site(real_export, tmp_path_factory.mktemp("real_site") / "site", chunk_mb="50"))
-    context, page, outside = offline_page(chromium)
-    page.set_default_timeout(LOAD_TIMEOUT_MS)
-    page.goto(server.url)
-    page.wait_for_function("() => window.onepass !== undefined")
-    page.evaluate("() => window.onepass().load()")
-    yield page
-    context.close()
-    server.stop()
-    assert outside == [], f"the page requested addresses outside localhost: {outside}"
+    with loaded_page(chromium, build_site(real_export, tmp_path_factory.mktemp("real_site") / "site", chunk_mb="50")) as page:
+        yield page
 
 
 def test_drafted_equals_greedy_in_the_browser_on_the_real_model(real_page, real_export):

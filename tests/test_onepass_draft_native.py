@@ -16,9 +16,8 @@ import pytest
 from onepass.backends.native import DraftUnavailable, NativeDraft, NativeModel
 from onepass.chisquare import two_samples
 from onepass.cli import main
-from onepass.draft_model import ModelDraft
 from onepass.exactness import compare, summarize
-from onepass.sampled import sample, sample_drafted
+from onepass.sampled import whole_runs
 from tests.conftest import ids_of
 
 PROMPTS = ["The capital of France is", "def add(a, b):\n    return", "Once upon a time there was", "1, 2, 3,"]
@@ -74,15 +73,8 @@ def test_the_command_line_drafts_with_it(tiny_export, tiny_draft, capsys, tmp_pa
 
 
 def first_tokens(model, prompt, draft, runs: int, seed: int, drafted: bool, rule=None) -> Counter:
-    rng, counts = random.Random(seed), Counter()
-    for _ in range(runs):
-        if drafted:
-            run = sample_drafted(model, prompt, ModelDraft(draft, gamma=2), 3, 1.0, rng,
-                                 **({"rule": rule} if rule else {}))
-        else:
-            run = sample(model, prompt, 3, 1.0, rng)
-        counts[tuple(asyncio.run(run).tokens)] += 1
-    return counts
+    return asyncio.run(whole_runs(model, prompt, runs, 3, 1.0, random.Random(seed), draft=draft if drafted else None,
+                                  gamma=2, **({"rule": rule} if rule else {})))
 
 
 @pytest.mark.slow

@@ -16,7 +16,7 @@ import pytest
 from onepass.backends.toy import ToyDraft, ToyModel
 from onepass.chisquare import two_samples
 from onepass.draft_model import ModelDraft
-from onepass.sampled import sample, sample_drafted
+from onepass.sampled import sample_drafted, whole_runs
 from onepass.sampling import pick, tempered
 
 RUNS = 3_000  # the quick loop's; the tiny export's test (test_onepass_draft_native.py) runs 10,000 of each
@@ -27,16 +27,8 @@ PROMPT = [4, 7]
 
 @functools.cache  # the plain runs serve two tests
 def first_tokens(runs: int, seed: int, temperature: float, drafted: bool, rule=None) -> Counter:
-    rng, counts = random.Random(seed), Counter()
-    for _ in range(runs):
-        if drafted:
-            propose = ModelDraft(ToyDraft(MODEL), gamma=2)
-            kwargs = {"rule": rule} if rule else {}
-            run = sample_drafted(MODEL, PROMPT, propose, TOKENS, temperature, rng, **kwargs)
-        else:
-            run = sample(MODEL, PROMPT, TOKENS, temperature, rng)
-        counts[tuple(asyncio.run(run).tokens[:TOKENS])] += 1
-    return counts
+    return asyncio.run(whole_runs(MODEL, PROMPT, runs, TOKENS, temperature, random.Random(seed),
+                                  draft=ToyDraft(MODEL) if drafted else None, gamma=2, **({"rule": rule} if rule else {})))
 
 
 @pytest.mark.parametrize("temperature", [1.0, 0.6])

@@ -46,9 +46,8 @@ from .limits import (InputError, as_dict, check_characters, check_draws, check_g
                      check_measure, check_prompt, check_runs, check_run_tokens, check_temperature)
 from .lookup import MAX_DRAFT
 from .proposers import Context, Timed, proposer
-from .sampled import sample as sample_plain
-from .sampled import sample_drafted
-from .sampling import tally
+from .sampled import whole_runs
+from .sampling import accept, tally
 from .speedup import best_gamma, speedup
 from .trace import PassRecord, Run
 from .verification import check
@@ -498,21 +497,17 @@ async def sample_runs(model, tokenizer: Tokenizer, request: dict, on_start: Call
     if on_start:
         on_start(len(prompt))
     rng = random.Random(seed_of(asked.seed))
-    keep = {} if asked.rule == "speculative" else {"rule": lambda p, q, u: True}
+    rule = accept if asked.rule == "speculative" else lambda p, q, u: True
     began = time.perf_counter()
-    plain, drafted_runs, totals = Counter(), Counter(), Counter()
+    totals = Counter()
     try:
-        for _ in range(runs):
-            plain[outcome((await sample_plain(model, prompt, new_tokens, temperature, rng)).tokens)] += 1
-        for _ in range(runs):
-            propose = ModelDraft(found, gamma)
-            run = await sample_drafted(model, prompt, propose, new_tokens, temperature, rng, **keep)
-            drafted_runs[outcome(run.tokens)] += 1
-            totals.update(passes=propose.passes, accepted=sum(r.accepted for r in run.passes),
-                          drafted=sum(len(r.draft) for r in run.passes))
+        plain = await whole_runs(model, prompt, runs, new_tokens, temperature, rng)
+        drafted_runs = await whole_runs(model, prompt, runs, new_tokens, temperature, rng, draft=found, gamma=gamma,
+                                        rule=rule, totals=totals)
     except KeyboardInterrupt:
         raise RuntimeError("the run was cancelled") from None
-    return json.dumps({"plain": dict(plain), "drafted": dict(drafted_runs), "runs": runs, "rule": asked.rule,
+    plain, drafted_runs = ({outcome(tokens): n for tokens, n in tally.items()} for tally in (plain, drafted_runs))
+    return json.dumps({"plain": plain, "drafted": drafted_runs, "runs": runs, "rule": asked.rule,
                        "draft_passes": totals["passes"], "accepted": totals["accepted"],
                        "drafted_tokens": totals["drafted"], "verdict": two_samples(plain, drafted_runs).as_dict(),
                        "seconds": time.perf_counter() - began})

@@ -15,6 +15,7 @@ Randomness is passed in (``rng``), as everywhere in the lesson's code.
 """
 
 import random
+from collections import Counter
 from collections.abc import Callable
 
 from .draft_model import ModelDraft
@@ -87,3 +88,23 @@ async def sample_drafted(model: Model, prompt: list[int], propose: ModelDraft, m
             break
     return Run(mode="sample-draft", kv_cache=True, prompt=list(prompt), tokens=text[len(prompt):], stop=stop,
                passes=passes)
+
+
+async def whole_runs(model: Model, prompt: list[int], runs: int, max_new: int, temperature: float, rng: random.Random,
+                     draft=None, gamma: int = 2, rule: Rule = accept, totals: Counter | None = None) -> Counter:
+    """The whole-run test's sample: the tokens of ``runs`` sampled runs after ``prompt``, tallied, plain or (with
+    ``draft``, a ``draft_model.DraftModel``) drafted ``gamma`` tokens at a time under ``rule``. Two tallies of the
+    same distribution pass ``chisquare.two_samples``. ``totals``, if given, counts the drafted runs' small passes,
+    accepted and drafted tokens."""
+    counts = Counter()
+    for _ in range(runs):
+        if draft is None:
+            run = await sample(model, prompt, max_new, temperature, rng)
+        else:
+            propose = ModelDraft(draft, gamma)
+            run = await sample_drafted(model, prompt, propose, max_new, temperature, rng, rule)
+            if totals is not None:
+                totals.update(passes=propose.passes, accepted=sum(r.accepted for r in run.passes),
+                              drafted=sum(len(r.draft) for r in run.passes))
+        counts[tuple(run.tokens)] += 1
+    return counts
