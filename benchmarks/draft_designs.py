@@ -9,7 +9,7 @@ build's draft see the same tokens.
 
     PYTHONPATH=py .venv/bin/python -m benchmarks.draft_designs --target EXPORT_DIR \\
         [--designs eagle-window:16:2432:16384:2,eagle-window:1:2432:16384:1,medusa:0:0:16384:4] [--epochs 2]
-        [--every 2]
+        [--every 2] [--kinds chat,library] [--recipe lr=0.003,noise=0.1]
 
 A design is ``name:window:mlp:readout:steps`` (Medusa's ``steps`` is its number of heads).
 """
@@ -33,7 +33,7 @@ from draft.export import to_onnx
 from draft.heads import Medusa, Readout, parameters
 from draft.simulate import medusa_draft, report, windowed
 from draft.target import Target
-from draft.train import fit
+from draft.train import fit, precision
 
 DEFAULT = "eagle-window:16:2432:16384:2,eagle-window:1:2432:16384:2,medusa:0:0:16384:4"
 
@@ -75,6 +75,8 @@ def main() -> None:
     parser.add_argument("--epochs", type=int)
     parser.add_argument("--data", type=Path, help="a data file the build cached (cache/drafts/data/*.pkl) instead")
     parser.add_argument("--every", type=int, default=1, help="train on every k-th sequence of the data only")
+    parser.add_argument("--kinds", help="train on these sources of the data only (comma-separated, data.SOURCES)")
+    parser.add_argument("--recipe", default="", help="fields of train.Recipe to change, as name=value,...")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(2)
@@ -88,14 +90,19 @@ def main() -> None:
         data, data_seconds = build._data(target, tokenizer, plan, log)
     runs = build._held_out(target, tokenizer, plan.held_out_tokens, log)
     recipe = plan.recipe if args.epochs is None else replace(plan.recipe, epochs=args.epochs)
-    data = draft_data.Sequences(*(field[::args.every] for field in (data.ids, data.hidden, data.argmax, data.kinds,
-                                                                    data.starts)))
+    for change in filter(None, args.recipe.split(",")):
+        name, value = change.split("=")
+        recipe = replace(recipe, **{name: type(getattr(recipe, name))(value)})
+    kinds = set(args.kinds.split(",")) if args.kinds else set(draft_data.SOURCES)
+    keep = [k for k in range(0, len(data), args.every) if data.kinds[k] in kinds]
+    data = draft_data.Sequences(*([field[k] for k in keep] for field in (data.ids, data.hidden, data.argmax,
+                                                                         data.kinds, data.starts)))
     vocab = target.manifest["vocab_size"]
     answers = np.concatenate([ids[prompt:] for ids, _, prompt in runs])
-    out = {"target": target.manifest["model"]["name"], "every": args.every,
+    out = {"target": target.manifest["model"]["name"], "every": args.every, "kinds": sorted(kinds),
            "data": {"tokens": data.tokens(), "by_source": data.counts(),
                                                                "seconds": {k: round(v) for k, v in data_seconds.items()}},
-           "recipe": recipe.__dict__, "designs": {}}
+           "recipe": recipe.__dict__, "precision": precision(recipe), "designs": {}}
     for spec in args.designs.split(","):
         name, window, mlp, size, steps = spec.split(":")
         window, mlp, size, steps = int(window or 0), int(mlp or 0), int(size), int(steps)

@@ -34,7 +34,7 @@ from .export import OnnxDraft, to_onnx
 from .heads import Eagle, Readout, parameters
 from .simulate import PROMPTS, held_out_runs, report, windowed
 from .target import DraftUnavailable, Target, identity
-from .train import Recipe, fit
+from .train import Recipe, fit, precision
 
 FORMAT = 1
 HERE = Path(__file__).parent
@@ -67,7 +67,7 @@ class Plan:
 # "The draft model"): about 4 minutes of answers, 3 of teacher-forced texts, 1 of held-out answers, 7 of training
 # (about 600 rows a second at W = 1), 1 of acceptance: 14-17 minutes. Not yet timed end to end on an idle machine.
 REAL = Plan(draft_data.Plan(instructions=-1, max_new=80, batch=16, forced_batch=4, code_tokens=32_000,
-                            doc_tokens=8_000, length=256),
+                            doc_tokens=8_000, length=256, library=256),
             Design(), Recipe(epochs=2))
 # The tiny random model's: the whole path in seconds.
 TINY = Plan(draft_data.Plan(instructions=6, max_new=12, batch=3, forced_batch=2, code_tokens=300, doc_tokens=100,
@@ -94,7 +94,8 @@ def _key(payload: dict) -> str:
 
 
 def draft_key(manifest: dict, seed: int, plan: Plan) -> str:
-    return _key({"target": identity(manifest), "trainer": code_fingerprint(), "seed": seed, "plan": asdict(plan)})
+    return _key({"target": identity(manifest), "trainer": code_fingerprint(), "seed": seed, "plan": asdict(plan),
+                 "precision": precision(plan.recipe)})
 
 
 def slug(manifest: dict) -> str:
@@ -244,7 +245,8 @@ def _build(target: Target, plan: Plan, seed: int, folder: Path, log) -> None:
         "files": [{"name": "draft.onnx", "size": (partial / "draft.onnx").stat().st_size,
                    "sha256": sha256_file(partial / "draft.onnx")}],
         "training": {"seed": seed, "tokens": data.tokens(), "tokens_by_source": data.counts(),
-                     "epochs": plan.recipe.epochs, "recipe": asdict(plan.recipe), "mlp": plan.design.mlp,
+                     "epochs": plan.recipe.epochs, "recipe": asdict(plan.recipe),
+                     "precision": precision(plan.recipe), "mlp": plan.design.mlp,
                      "sources": draft_data.SOURCES,
                      "seconds": {"data": {k: round(v, 1) for k, v in data_seconds.items()},
                                  "train": round(train_seconds, 1)}},

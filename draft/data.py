@@ -4,6 +4,8 @@ Texts, each tokenised with the target's own tokenizer, each say where it comes f
 
 - ``chat``: the target's greedy answers to ``instructions.instructions()`` (this repository's own text) in
   Qwen's chat format (``onepass.examples.chat``), decoded in batches;
+- ``library``: the target's greedy answers to ``instructions.library_instructions()``, coding requests made from
+  the first lines of the standard library's docstrings (Python Software Foundation License 2.0);
 - ``code``: Python's standard library sources on this machine (``sysconfig``'s stdlib folder, Python Software
   Foundation License 2.0, its ``LICENSE.txt``), each piece put in a chat turn as the assistant's answer to a
   request for that module, so the target reads it in the state it writes code for a reader;
@@ -23,12 +25,14 @@ from pathlib import Path
 import numpy as np
 from onepass.examples import chat
 
-from .instructions import instructions
+from .instructions import instructions, library_instructions
 from .target import Target
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 SOURCES = {
     "chat": "the target's greedy answers to draft/instructions.py (this repository's text, its licence)",
+    "library": "the target's greedy answers to requests made from Python's standard library docstrings "
+               "(draft/instructions.py's library_instructions; Python Software Foundation License 2.0)",
     "code": f"Python {'.'.join(STDLIB.name.removeprefix('python').split('.'))} standard library sources "
             "(Python Software Foundation License 2.0)",
     "docs": "Python's pydoc_data/topics.py reference text (Python Software Foundation License 2.0)",
@@ -150,6 +154,7 @@ class Plan:
     code_tokens: int
     doc_tokens: int
     length: int  # tokens per code or docs piece
+    library: int = 0  # requests made from the standard library's docstrings (all: -1)
 
 
 def make(target: Target, tokenizer, plan: Plan, log=print) -> tuple[Sequences, dict]:
@@ -161,6 +166,11 @@ def make(target: Target, tokenizer, plan: Plan, log=print) -> tuple[Sequences, d
     chat_answers(target, tokenizer, prompts, plan.max_new, plan.batch, data)
     seconds["chat"] = time.perf_counter() - began
     log(f"draft data: chat {data.counts()['chat']} tokens in {seconds['chat']:.0f} s")
+    if plan.library:
+        began = time.perf_counter()
+        chat_answers(target, tokenizer, library_instructions(plan.library), plan.max_new, plan.batch, data, "library")
+        seconds["library"] = time.perf_counter() - began
+        log(f"draft data: library {data.counts()['library']} tokens in {seconds['library']:.0f} s")
     for kind, pieces in (("code", code_pieces(tokenizer, plan.code_tokens, plan.length)),
                          ("docs", doc_pieces(tokenizer, plan.doc_tokens, plan.length))):
         began = time.perf_counter()

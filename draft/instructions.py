@@ -1,9 +1,16 @@
-"""Instructions written for this project, whose answers by the target model are the draft's chat data.
+"""Instructions whose answers by the target model are the draft's chat data.
 
 The target's own greedy answers to these (``data.py``) teach the draft what the model writes after a chat
-prompt. They are this repository's own text (its licence). None of them is a benchmark prompt
-(``benchmarks/draft_prompts.json``); ``tests/test_draft.py`` checks that the two sets do not meet.
+prompt. ``instructions()`` are this repository's own text (its licence); ``library_instructions()`` are made
+from the first lines of the docstrings of Python's standard library on this machine (Python Software Foundation
+License 2.0), one coding request each. None of them is a benchmark prompt (``benchmarks/draft_prompts.json``);
+``tests/test_draft.py`` checks that the sets do not meet.
 """
+
+import ast
+import re
+import sysconfig
+from pathlib import Path
 
 CODE_TASKS = [
     "reverses a string", "checks whether a number is prime", "returns the n-th Fibonacci number",
@@ -150,3 +157,60 @@ def instructions() -> list[str]:
             for i, task in enumerate(CODE_TASKS)]
     explain = [f"Explain {concept} in a short paragraph." for concept in CONCEPTS]
     return code + explain + GENERAL + REWRITES + MORE_CODE + MORE_GENERAL + MORE_REWRITES
+
+
+# A docstring's imperative first word, as the third person a request reads with ("a function that returns ...").
+_VERBS = {
+    "Return": "returns", "Compute": "computes", "Convert": "converts", "Check": "checks", "Create": "creates",
+    "Find": "finds", "Split": "splits", "Remove": "removes", "Count": "counts", "Read": "reads", "Write": "writes",
+    "Parse": "parses", "Format": "formats", "Build": "builds", "Encode": "encodes", "Decode": "decodes",
+    "Test": "tests", "Make": "makes", "Get": "gets", "Calculate": "calculates", "Generate": "generates",
+    "Replace": "replaces", "Join": "joins", "Copy": "copies", "Sort": "sorts", "Escape": "escapes",
+    "Normalize": "normalizes", "Insert": "inserts", "Add": "adds",
+}
+_SKIP = {"test", "tests", "idlelib", "lib2to3", "site-packages", "turtledemo", "ensurepip"}
+_DANGLING = {"of", "by", "to", "and", "the", "a", "an", "for", "in", "with", "or"}
+_TEMPLATES = [
+    "Write a Python function that {task}.",
+    "Write a Python function that {task}, with type hints and a docstring.",
+    "How would I write code that {task}? Show it in Python.",
+    "Write a JavaScript function that {task}.",
+    "Write a small Python script that {task} and prints the result.",
+]
+
+
+def library_tasks() -> list[str]:
+    """Every task read off the standard library: a public function's docstring whose first sentence starts with
+    an imperative verb and reads as plain words (no code), as "returns ...", sorted and without repeats."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    tasks = set()
+    for path in sorted(stdlib.rglob("*.py")):
+        if _SKIP & set(path.relative_to(stdlib).parts):
+            continue
+        try:
+            tree = ast.parse(path.read_text(errors="replace"))
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
+                continue
+            doc = ast.get_docstring(node)
+            if not doc:
+                continue
+            sentence = doc.strip().split("\n\n")[0].replace("\n", " ").strip().split(". ")[0].rstrip(".")
+            words = sentence.split()
+            if not 4 <= len(words) <= 16 or words[0] not in _VERBS or words[-1].lower() in _DANGLING:
+                continue
+            if re.search(r"[`'\"\\(){}\[\]<>:;=*]|self|\bthe given\b", sentence):
+                continue
+            tasks.add(" ".join([_VERBS[words[0]], *words[1:]]))
+    return sorted(tasks)
+
+
+def library_instructions(count: int) -> list[str]:
+    """``count`` coding requests made from ``library_tasks()`` (all: -1), spread evenly over them, each in one of a
+    few phrasings in turn."""
+    tasks = library_tasks()
+    count = len(tasks) if count < 0 else min(count, len(tasks))
+    picked = [tasks[k * len(tasks) // count] for k in range(count)] if count else []
+    return [_TEMPLATES[k % len(_TEMPLATES)].format(task=task) for k, task in enumerate(picked)]
