@@ -70,7 +70,7 @@ bench: setup
 	$(PY) -m benchmarks.bench_export --source "$(SOURCE)"
 
 bench-browser: setup
-	$(PY) -m benchmarks.bench_browser --source "$(SOURCE)"
+	$(PY) -m benchmarks.bench_browser --source "$(SOURCE)" $$(test -s build/draft_dir.txt && echo --draft "$$(cat build/draft_dir.txt)")
 
 # Every page at desktop and phone width, light and dark, into build/screenshots/ (tiny model unless ONEPASS_MODEL_DIR is set).
 screenshots: setup build/.dir

@@ -56,6 +56,7 @@ from playwright.sync_api import sync_playwright
 
 from benchmarks.memory import MemorySampler
 from benchmarks.peers import held_ids, peer_figures
+from draft.target import identity
 from hooks.model import served_files
 from model_export.build import build
 from model_export.check import load, speed
@@ -299,6 +300,12 @@ def browser_figures(url: str, ids: list[int], loads_only: bool = False) -> dict:
     return figures
 
 
+def drafts_for(draft: Path, export: Path) -> bool:
+    """Whether the draft at ``draft`` was trained for the export at ``export`` (as the site's build checks)."""
+    info = json.loads((draft / "draft.json").read_text())
+    return info["target"]["identity"] == identity(json.loads((export / "manifest.json").read_text()))
+
+
 def first_visits(urls: dict) -> dict:
     """FIRST_VISITS throttled first visits of each site in ``urls`` ({name: url}), alternating: each run and medians."""
     runs = {name: [] for name in urls}
@@ -317,17 +324,22 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, help="an export folder to measure beside this one (e.g. main's)")
     parser.add_argument("--baseline-runtime", metavar="REV",
                         help="measure this export beside it served by the runtime at git revision REV")
+    parser.add_argument("--draft", type=Path, help="the draft's folder to ship beside this export (python -m draft; "
+                        "make bench-browser passes build/draft_dir.txt's): the first visit then downloads both")
     parser.add_argument("--loads-only", action="store_true", help="only the download, load and memory figures")
     parser.add_argument("--no-first-visits", action="store_true", help="no throttled first visits")
     args = parser.parse_args()
 
     folder = build(args.source, log=lambda message: print(message, file=sys.stderr))
+    if args.draft and not drafts_for(args.draft, folder):
+        print(f"bench_browser: {args.draft} is not this export's draft; measuring without a draft", file=sys.stderr)
+        args.draft = None
     held = held_ids(folder)
     figures = {"model": json.loads((folder / "manifest.json").read_text())["model"]["name"],
                "targets": {"download_mb": 420, "ort_heap_mb": 520, "cold_load_to_first_pass_s": 8,
                            "warm_load_to_first_pass_s": 4}}
     with tempfile.TemporaryDirectory() as scratch:
-        sites = {"this": build_site(folder, Path(scratch) / "site", chunk_mb="50")}
+        sites = {"this": build_site(folder, Path(scratch) / "site", chunk_mb="50", draft_dir=args.draft)}
         if args.baseline:
             sites["baseline"] = build_site(args.baseline, Path(scratch) / "baseline", chunk_mb="50")
             served_uncompressed(sites["baseline"])

@@ -92,7 +92,8 @@ def main() -> None:
     recipe = plan.recipe if args.epochs is None else replace(plan.recipe, epochs=args.epochs)
     for change in filter(None, args.recipe.split(",")):
         name, value = change.split("=")
-        recipe = replace(recipe, **{name: type(getattr(recipe, name))(value)})
+        kind = type(getattr(recipe, name))
+        recipe = replace(recipe, **{name: value.lower() in ("1", "true", "yes") if kind is bool else kind(value)})
     kinds = set(args.kinds.split(",")) if args.kinds else set(draft_data.SOURCES)
     keep = [k for k in range(0, len(data), args.every) if data.kinds[k] in kinds]
     data = draft_data.Sequences(*([field[k] for k in keep] for field in (data.ids, data.hidden, data.argmax,

@@ -63,12 +63,13 @@ class Plan:
     held_out_tokens: int = 64  # new tokens per held-out prompt
 
 
-# The real model's plan, sized by the throughput measured on this machine at a light load (benchmarks/FINDINGS.md,
-# "The draft model"): about 4 minutes of answers, 3 of teacher-forced texts, 1 of held-out answers, 7 of training
-# (about 600 rows a second at W = 1), 1 of acceptance: 14-17 minutes. Not yet timed end to end on an idle machine.
-REAL = Plan(draft_data.Plan(instructions=-1, max_new=80, batch=16, forced_batch=4, code_tokens=32_000,
-                            doc_tokens=8_000, length=256, library=256),
-            Design(), Recipe(epochs=2))
+# The real model's plan, sized on this machine when quiet (benchmarks/FINDINGS.md, "More answers, bfloat16"):
+# the target's answers are what teach the draft (its chat answers alone did as well as with 3 times as much
+# teacher-forced code), so most of the budget goes to them: about 7 minutes of answers, half a minute of
+# teacher-forced text, 1 of held-out answers, 4-5 of training under bfloat16, within 15 minutes.
+REAL = Plan(draft_data.Plan(instructions=-1, max_new=80, batch=16, forced_batch=4, code_tokens=8_000,
+                            doc_tokens=4_000, length=256, library=800),
+            Design(), Recipe(epochs=5))
 # The tiny random model's: the whole path in seconds.
 TINY = Plan(draft_data.Plan(instructions=6, max_new=12, batch=3, forced_batch=2, code_tokens=300, doc_tokens=100,
                             length=48),

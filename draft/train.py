@@ -7,8 +7,8 @@ features, so training unrolls ``steps`` draft steps (the training-time test of H
 trained as the first, the second, ... step of a round, over the window the drafted loop would feed it.
 
 Where the processor multiplies bfloat16 in hardware (AMX or AVX-512 BF16), the passes run under bfloat16 autocast
-(the weights and the optimiser stay float32): a training step of 2,048 rows is about 18 times faster on this
-machine's processor (benchmarks/FINDINGS.md, "The draft model"), which buys the data and the epochs.
+(the weights and the optimiser stay float32): a training step of 8 x 256 rows takes about half the time on this
+machine's processor (benchmarks/FINDINGS.md, "More answers, bfloat16"), which buys data and epochs.
 """
 
 import contextlib
@@ -32,6 +32,7 @@ class Recipe:
     steps: int = 2  # draft steps unrolled in training
     noise: float = 0.2  # uniform noise on the input features, as a fraction of their mean magnitude
     ce_weight: float = 0.5
+    soft: bool = False  # cross-entropy against the target's whole distribution over the readout, not its argmax
     bfloat16: bool = True  # autocast where the processor has bfloat16 arithmetic (``precision``)
 
 
@@ -80,7 +81,14 @@ def eagle_loss(model: Eagle, batch, recipe: Recipe, generator: torch.Generator):
         rows = live.clone()
         rows[:, :s - 1] = False
         regression = F.smooth_l1_loss(out[rows], wanted[rows])
-        ce = F.cross_entropy(model.readout(out[rows]), labels[rows])
+        logits = model.readout(out[rows])
+        if recipe.soft:
+            # EAGLE's classification loss: the target's own distribution (its readout of its feature) as the label.
+            with torch.no_grad():
+                p = model.readout(wanted[rows]).float().softmax(-1)
+            ce = -(p * logits.float().log_softmax(-1)).sum(-1).mean()
+        else:
+            ce = F.cross_entropy(logits, labels[rows])
         total = total + regression + recipe.ce_weight * ce
         first_ce = ce if first_ce is None else first_ce
     return total / recipe.steps, first_ce
