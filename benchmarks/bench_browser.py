@@ -56,8 +56,7 @@ from playwright.sync_api import sync_playwright
 
 from benchmarks.memory import MemorySampler
 from benchmarks.peers import held_ids, peer_figures
-from draft.target import identity
-from hooks.model import served_files
+from hooks.model import served_files, trained_for
 from model_export.build import build
 from model_export.check import load, speed
 from onepass.examples import EXAMPLES
@@ -300,12 +299,6 @@ def browser_figures(url: str, ids: list[int], loads_only: bool = False) -> dict:
     return figures
 
 
-def drafts_for(draft: Path, export: Path) -> bool:
-    """Whether the draft at ``draft`` was trained for the export at ``export`` (as the site's build checks)."""
-    info = json.loads((draft / "draft.json").read_text())
-    return info["target"]["identity"] == identity(json.loads((export / "manifest.json").read_text()))
-
-
 def first_visits(urls: dict) -> dict:
     """FIRST_VISITS throttled first visits of each site in ``urls`` ({name: url}), alternating: each run and medians."""
     runs = {name: [] for name in urls}
@@ -331,7 +324,8 @@ def main() -> None:
     args = parser.parse_args()
 
     folder = build(args.source, log=lambda message: print(message, file=sys.stderr))
-    if args.draft and not drafts_for(args.draft, folder):
+    if args.draft and not trained_for(json.loads((args.draft / "draft.json").read_text()),
+                                      json.loads((folder / "manifest.json").read_text())):
         print(f"bench_browser: {args.draft} is not this export's draft; measuring without a draft", file=sys.stderr)
         args.draft = None
     held = held_ids(folder)

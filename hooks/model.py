@@ -57,6 +57,11 @@ def _manifest() -> dict | None:
 NO_DRAFT = "this site was built without a draft model for its model"
 
 
+def trained_for(draft: dict, manifest: dict) -> bool:
+    """Whether the draft whose ``draft.json`` is ``draft`` was trained for the model of ``manifest``."""
+    return draft["target"]["identity"] == identity(manifest)
+
+
 def _draft(manifest: dict) -> dict | None:
     """The draft's ``draft.json`` from ``ONEPASS_DRAFT_DIR`` (None when it is unset or empty), checked to be the draft of
     ``manifest``'s model."""
@@ -64,7 +69,7 @@ def _draft(manifest: dict) -> dict | None:
     if not folder:
         return None
     draft = json.loads((Path(folder) / "draft.json").read_text())
-    if draft["target"]["identity"] != identity(manifest):
+    if not trained_for(draft, manifest):
         raise ValueError(f"the draft in {folder} was trained for {draft['target']['name']}, not for the model in "
                          f"{os.environ['ONEPASS_MODEL_DIR']}: build it again with python -m draft --target EXPORT")
     return draft
