@@ -1,5 +1,6 @@
 """The draft model natively, beside one token at a time and prompt lookup: acceptance per draft position, the
-draft's cost c and the speed-up on the wall clock, on the held-out chat prompts and on step 5's examples.
+draft's cost c and the speed-up on the wall clock, on the held-out chat prompts and on step 5's examples; and
+"lookup+draft" (step 6's "Copy first": prompt lookup's copy where the text repeats, the draft elsewhere).
 
     .venv/bin/python -m benchmarks.bench_draft [--source default] [--draft DIR] [--threads 2] [--max-new 64]
                                                [--gammas 2,3,4,5] [--every 1]
@@ -23,6 +24,7 @@ from onepass.examples import EXAMPLES, chat
 from onepass.exactness import compare, summarize
 
 PROMPTS = Path(__file__).with_name("draft_prompts.json")
+MODES = [("lookup", True), ("draft", True), ("lookup+draft", True)]
 TARGETS = {"alpha_mean": 0.6, "native_speedup": 1.8, "tab_speedup": 1.3, "examples_never_slower": True}
 
 
@@ -50,27 +52,29 @@ def main() -> None:
                "threads": args.threads, "max_new": args.max_new, "prompts": len(prompts), "targets": TARGETS,
                "held_out": {}, "examples": {}}
     for gamma in gammas:
-        modes = [("lookup", True), ("draft", True)]
         outcomes = []
         for index, prompt in enumerate(prompts):
-            outcomes += asyncio.run(compare(model, index, prompt, args.max_new, modes, draft=draft, gamma=gamma))
+            outcomes += asyncio.run(compare(model, index, prompt, args.max_new, MODES, draft=draft, gamma=gamma))
             print(f"\rgamma {gamma}: {index + 1}/{len(prompts)} prompts", end="", file=sys.stderr)
         print(file=sys.stderr)
         figures["held_out"][f"gamma_{gamma}"] = _rows(summarize(outcomes))
     best = max(gammas, key=lambda g: figures["held_out"][f"gamma_{g}"]["draft"]["speedup"])
     for key, prompt in examples.items():
-        outcomes = asyncio.run(compare(model, 0, prompt, args.max_new, [("lookup", True), ("draft", True)],
-                                       draft=draft, gamma=best))
+        outcomes = asyncio.run(compare(model, 0, prompt, args.max_new, MODES, draft=draft, gamma=best))
         figures["examples"][key] = _rows(summarize(outcomes))
     held = figures["held_out"][f"gamma_{best}"]["draft"]
+    both = figures["held_out"][f"gamma_{best}"]["lookup+draft"]
     figures["summary"] = {
         "best_gamma": best, "alpha_mean": held["alpha"], "alpha_per_position": held["alpha_per_position"],
         "native_c": held["c"], "native_speedup": held["speedup"], "lookup_speedup":
             figures["held_out"][f"gamma_{best}"]["lookup"]["speedup"],
+        "copy_first_speedup": both["speedup"], "copy_first_alpha": both["alpha"],
         "identical_everywhere": all(row["identical"] == row["prompts"] for run in
                                     [*figures["held_out"].values(), *figures["examples"].values()]
                                     for row in run.values()),
         "examples_never_slower": all(run["draft"]["speedup"] >= 1.0 for run in figures["examples"].values()),
+        "examples_never_slower_copy_first": all(run["lookup+draft"]["speedup"] >= 1.0
+                                                for run in figures["examples"].values()),
     }
     print(json.dumps(figures, indent=1))
 

@@ -1,8 +1,9 @@
-"""The draft model in the tab: step 6's request (``generate`` in mode ``draft`` with its one-at-a-time baseline) on the
-held-out chat prompts and on step 5's examples, in Chromium, on the site ``make serve`` builds.
+"""The draft model in the tab: step 6's request (``generate`` in mode ``draft``, and ``lookup+draft``, its "Copy
+first", each with its one-at-a-time baseline) on the held-out chat prompts and on step 5's examples, in Chromium, on
+the site ``make serve`` builds.
 
-    .venv/bin/python -m benchmarks.bench_draft_browser [--site site] [--source default] [--gammas 2,3] [--every 1]
-                                                       [--max-new 64] [--threads 2]
+    .venv/bin/python -m benchmarks.bench_draft_browser [--site site] [--source default] [--gammas 1,2] [--every 1]
+                                                       [--modes draft,lookup+draft] [--max-new 64] [--threads 2]
 
 Each prompt runs once per draft length, drafted and then one at a time in the same request, as the panel runs it:
 the wall clock of both, measured in the worker's Python, gives the tab's speed-up; the draft's small passes give its
@@ -24,6 +25,7 @@ from playwright.sync_api import sync_playwright
 
 from benchmarks.bench_draft import PROMPTS, TARGETS
 from model_export.build import build
+from onepass.contract import DRAFTING
 from onepass.examples import EXAMPLES, chat
 from tools.site import CHROMIUM, CHROMIUM_ARGS, Server, build_site
 
@@ -47,12 +49,12 @@ def positions(runs: list[dict]) -> list[float]:
     return [round(accepted[p] / reached[p], 3) if reached[p] else None for p in sorted(reached)]
 
 
-def held_out(page, prompts: list[str], gamma: int, max_new: int) -> dict:
+def held_out(page, prompts: list[str], gamma: int, max_new: int, mode: str = "draft") -> dict:
     runs = []
     for index, text in enumerate(prompts):
-        runs.append(page.evaluate(RUN, {"text": chat(text), "mode": "draft", "gamma": gamma, "maxNew": max_new,
+        runs.append(page.evaluate(RUN, {"text": chat(text), "mode": mode, "gamma": gamma, "maxNew": max_new,
                                         "baseline": True}))
-        print(f"\rgamma {gamma}: {index + 1}/{len(prompts)} prompts", end="", file=sys.stderr)
+        print(f"\r{mode}, gamma {gamma}: {index + 1}/{len(prompts)} prompts", end="", file=sys.stderr)
     print(file=sys.stderr)
     drafted = sum(run["wall_seconds"] for run in runs)
     greedy = sum(run["baseline"]["wall_seconds"] for run in runs)
@@ -65,6 +67,8 @@ def held_out(page, prompts: list[str], gamma: int, max_new: int) -> dict:
         "passes": sum(run["totals"]["passes"] for run in runs),
         "greedy_passes": sum(run["baseline"]["totals"]["passes"] for run in runs),
         "draft_passes": sum(run["draft"]["passes"] for run in runs),
+        "copies": sum(run["draft"]["copies"] for run in runs),
+        "copied_tokens": sum(run["draft"]["copied_tokens"] for run in runs),
         "drafted_s": round(drafted, 2), "greedy_s": round(greedy, 2), "speedup": round(greedy / drafted, 3),
         "alpha": round(accepted / reached, 3) if reached else None, "alpha_per_position": positions(runs),
         "c_median": round(statistics.median(costs), 4) if costs else None,
@@ -79,25 +83,25 @@ def _median(values):
 
 
 def examples(page, gamma: int) -> dict:
-    """Step 5's examples: one at a time, prompt lookup and the draft model, wall seconds (medians) and ratios."""
+    """Step 5's examples: one at a time, prompt lookup, the draft model and both, wall seconds (medians) and ratios."""
     race = {}
     for example in EXAMPLES:
-        times, texts = {"greedy": [], "lookup": [], "draft": []}, {}
+        times, texts = {"greedy": [], "lookup": [], "draft": [], "lookup+draft": []}, {}
         for _ in range(EXAMPLE_RUNS):
             for mode in times:
                 run = page.evaluate(RUN, {"text": example.prompt, "mode": mode, "maxNew": example.max_new,
-                                          **({"gamma": gamma} if mode == "draft" else {})})
+                                          **({"gamma": gamma} if mode in DRAFTING else {})})
                 times[mode].append(run["wall_seconds"])
                 texts[mode] = run["text"]
         greedy = statistics.median(times["greedy"])
         race[example.key] = {**{f"{mode}_s": round(statistics.median(t), 2) for mode, t in times.items()},
-                             "lookup_speedup": round(greedy / statistics.median(times["lookup"]), 2),
-                             "draft_speedup": round(greedy / statistics.median(times["draft"]), 2),
-                             "identical": texts["lookup"] == texts["greedy"] == texts["draft"]}
+                             **{f"{mode}_speedup": round(greedy / statistics.median(times[mode]), 2)
+                                for mode in ("lookup", *DRAFTING)},
+                             "identical": len(set(texts.values())) == 1}
     return race
 
 
-def measure(url: str, prompts: list[str], gammas: list[int], max_new: int, threads: int) -> dict:
+def measure(url: str, prompts: list[str], gammas: list[int], max_new: int, threads: int, modes: list[str]) -> dict:
     with sync_playwright() as playwright, tempfile.TemporaryDirectory() as profile:
         context = playwright.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = context.new_page()
@@ -110,8 +114,9 @@ def measure(url: str, prompts: list[str], gammas: list[int], max_new: int, threa
         # Warm-up: the first passes of a fresh session (and the draft's) are slower than the rest.
         page.evaluate(RUN, {"text": chat("Say hello."), "mode": "draft", "gamma": gammas[0], "maxNew": 8, "baseline": True})
         for gamma in gammas:
-            figures["held_out"][f"gamma_{gamma}"] = held_out(page, prompts, gamma, max_new)
-        best = max(gammas, key=lambda g: figures["held_out"][f"gamma_{g}"]["speedup"])
+            for mode in modes:  # alternated per draft length, so that a drift of the machine touches both alike
+                figures["held_out"].setdefault(mode, {})[f"gamma_{gamma}"] = held_out(page, prompts, gamma, max_new, mode)
+        best = max(gammas, key=lambda g: figures["held_out"][modes[0]][f"gamma_{g}"]["speedup"])
         figures["examples"] = examples(page, best)
         figures["best_gamma"] = best
         context.close()
@@ -123,7 +128,8 @@ def main() -> None:
     parser.add_argument("--site", type=Path, help="a built site (make site); default: build one with the draft")
     parser.add_argument("--source", default="default")
     parser.add_argument("--draft", type=Path, help="the draft folder, when building the site (default: python -m draft's)")
-    parser.add_argument("--gammas", default="2", help="draft lengths to compare")
+    parser.add_argument("--gammas", default="1", help="draft lengths to compare")
+    parser.add_argument("--modes", default=",".join(DRAFTING), help="the draft modes to run on the held-out prompts")
     parser.add_argument("--every", type=int, default=1, help="every N-th held-out prompt only")
     parser.add_argument("--max-new", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
@@ -144,19 +150,24 @@ def main() -> None:
             sys.exit(f"{site} was built without a draft model: {manifest.get('draft_unavailable')}")
         server = Server(site)
         try:
-            figures = measure(server.url, prompts, gammas, args.max_new, args.threads)
+            figures = measure(server.url, prompts, gammas, args.max_new, args.threads,
+                              [mode for mode in args.modes.split(",") if mode])
         finally:
             server.stop()
-    held = figures["held_out"][f"gamma_{figures['best_gamma']}"]
+    best = f"gamma_{figures['best_gamma']}"
+    held = next(iter(figures["held_out"].values()))[best]
     figures = {"model": manifest["model"]["name"], "draft": {k: manifest["draft"].get(k) for k in
                                                             ("design", "window", "parameters", "readout_size")},
                "max_new": args.max_new, "targets": TARGETS, **figures,
                "summary": {"tab_speedup": held["speedup"], "tab_c": held["c_median"], "alpha_mean": held["alpha"],
                            "alpha_per_position": held["alpha_per_position"],
-                           "identical_everywhere": held["identical"] == held["prompts"]
+                           **{f"{mode}_speedup": runs[best]["speedup"] for mode, runs in figures["held_out"].items()},
+                           "identical_everywhere": all(runs[key]["identical"] == runs[key]["prompts"]
+                                                       for runs in figures["held_out"].values() for key in runs)
                            and all(row["identical"] for row in figures["examples"].values()),
-                           "examples_never_slower": all(row["draft_speedup"] >= 1.0
-                                                        for row in figures["examples"].values())}}
+                           **{f"examples_never_slower_{mode}": all(row[f"{mode}_speedup"] >= 1.0
+                                                                   for row in figures["examples"].values())
+                              for mode in DRAFTING}}}
     print(json.dumps(figures, indent=1))
 
 

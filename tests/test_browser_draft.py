@@ -32,6 +32,16 @@ def generate(page, **fields) -> dict:
     return page.evaluate("(r) => window.onepass().run('generate', r)", {"maxNew": MAX_NEW, **fields})
 
 
+def generate_with_events(page, **fields) -> tuple[dict, list[dict]]:
+    """The run, and the pass rows its events carried (which add the draft's small passes and the copies)."""
+    got = page.evaluate("""async (r) => {
+        const rows = [];
+        const result = await window.onepass().run('generate', r, (m) => { if (m.type === 'pass') rows.push(m.pass); });
+        return {result, rows};
+    }""", {"maxNew": MAX_NEW, **fields})
+    return got["result"], got["rows"]
+
+
 def refusal(page, kind: str, fields: dict) -> list:
     return page.evaluate("([k, f]) => window.onepass().run(k, f).then(() => ['ran'], (e) => [e.code, e.message])",
                          [kind, fields])
@@ -53,6 +63,15 @@ def test_drafted_with_the_draft_model_equals_greedy_on_many_prompts(page, tiny_s
             assert figures["acceptance"][0]["reached"] == sum(1 for p in run["passes"] if p["draft"])
             assert [p["draft"] for p in run["passes"][:1]] == [[]]
             assert figures["c"] is None  # no baseline asked for
+        # Copy first: prompt lookup's copy where the text repeats, the draft's tokens elsewhere; the same text.
+        run, events = generate_with_events(page, text=text, mode="lookup+draft", gamma=2)
+        assert run["tokens"] == reference["tokens"], text
+        copied = [p for p in events if p["copied"]]
+        assert run["draft"]["copies"] == len(copied)
+        assert all(p["draft_passes"] == 0 for p in copied)
+        assert run["draft"]["copied_tokens"] == sum(p["accepted"] for p in copied)
+        if run["draft"]["acceptance"]:
+            assert run["draft"]["acceptance"][0]["reached"] == sum(1 for p in events if p["draft"] and not p["copied"])
 
 
 def test_the_baseline_in_the_same_request_gives_c_and_the_measured_speed_up(page, tiny_server):
@@ -128,6 +147,14 @@ def test_the_panel_runs_end_to_end(page, tiny_server):
     best = int(panel.get_attribute("data-best-gamma"))
     assert panel.locator(".onepass-gamma").input_value() == str(max(best, 1))
     assert "The formula's best at your" in panel.locator(".onepass-best-note").inner_text()
+    # Copy first: the text repeats itself, so some rounds check a copy, with no small pass.
+    panel.locator(".onepass-copy-first").check()
+    panel.locator(".onepass-run").click()
+    page.wait_for_selector(f"{PANEL}[data-identical=yes]", timeout=180_000)
+    copies = int(panel.get_attribute("data-copies"))
+    assert copies >= 1
+    assert panel.locator(".onepass-passes li", has_text="copied from the text").count() == copies
+    assert "checked a copy from the text" in panel.locator(".onepass-compare").inner_text()
 
 
 def test_cancel_ends_a_panel_run(page, tiny_server):

@@ -14,10 +14,11 @@ import pytest
 
 from onepass.acceptance import cost_ratio, mean_alpha, per_position
 from onepass.backends.toy import ToyDraft, ToyModel
-from onepass.draft_model import ModelDraft
+from onepass.draft_model import COPY_NGRAMS, ModelDraft
 from onepass.drafted import drafted
 from onepass.exactness import Outcome, compare, summarize
 from onepass.greedy import greedy
+from onepass.lookup import copied, lookup_match
 from onepass.trace import PassRecord
 
 MODELS = [ToyModel(), ToyModel(vocab_size=64, order=3, seed=2, eos_ids=frozenset({5, 7}))]
@@ -108,3 +109,37 @@ def test_no_draft_model_is_a_clear_error():
     model = MODELS[0]
     with pytest.raises(ValueError, match="no draft model"):
         asyncio.run(compare(model, 0, [1, 2], 4, [("draft", True)]))
+
+
+@pytest.mark.parametrize("model", MODELS, ids=["bigram", "trigram"])
+def test_copy_first_copies_where_the_text_repeats_and_drafts_elsewhere(model):
+    rng = random.Random(3)
+    for _ in range(100):
+        # A prompt that repeats itself, so that prompt lookup finds pairs; a draft that is always wrong, so that
+        # every token it keeps came from a copy.
+        half = prompt_of(rng, model)
+        prompt = half + half
+        wrong = ModelDraft(ToyDraft(model, 1.0, random.Random(rng.random())), rng.randint(1, 4), copy_first=True)
+        run = asyncio.run(drafted(model, prompt, wrong, 30, kv_cache=rng.random() < 0.5, mode="lookup+draft"))
+        assert run.tokens == asyncio.run(greedy(model, prompt, 30)).tokens
+        own, copies = wrong.split(run.passes)
+        assert len(own) + len(copies) == len(run.passes) == len(wrong.kinds)
+        assert all(record.accepted == 0 for record in own)
+        text = list(prompt)
+        for record, kind in zip(run.passes, wrong.kinds):
+            found = lookup_match(text, COPY_NGRAMS)
+            # (A proposal the end of the run cut to nothing still drafted: "draft" with an empty record.draft.)
+            assert kind == "copy" if found is not None else kind == "draft" or not record.draft
+            if kind == "copy":
+                assert record.draft == copied(text, found)[:len(record.draft)]
+            text += record.added
+        # The draft's small passes are spent only where nothing was copied.
+        assert wrong.passes == sum(wrong.gamma for kind in wrong.kinds if kind == "draft")
+
+
+def test_without_copy_first_every_round_is_the_draft_models():
+    model = MODELS[0]
+    propose = ModelDraft(ToyDraft(model), 2)
+    run = asyncio.run(drafted(model, [3, 4, 3, 4, 3, 4], propose, 12))
+    own, copies = propose.split(run.passes)
+    assert copies == [] and own == run.passes and "copy" not in propose.kinds

@@ -41,12 +41,13 @@ def test_drafting_with_the_tiny_draft_is_greedy_in_both_cache_modes(tiny_model, 
     for index, text in enumerate(PROMPTS):
         for gamma in (1, 5):
             # Without the cache every pass re-reads the whole text: two prompts of it are enough.
-            modes = [("draft", True)] + [("draft", False)] * (index < 2)
+            modes = [("draft", True), ("lookup+draft", True)] + [("draft", False), ("lookup+draft", False)] * (index < 2)
             outcomes += asyncio.run(compare(tiny_model, index, ids_of(tiny_export, text), 16, modes,
                                             draft=draft_model, gamma=gamma))
     rows = summarize(outcomes)
     assert all(row["share"] == 1.0 for row in rows), rows
     assert all(row["draft_passes"] > 0 and row["c"] > 0 for row in rows)
+    assert {row["mode"] for row in rows} == {"draft", "lookup+draft"}
 
 
 def test_a_draft_for_another_model_is_refused(tiny_draft, tmp_path):
@@ -70,6 +71,11 @@ def test_the_command_line_drafts_with_it(tiny_export, tiny_draft, capsys, tmp_pa
         assert row["share"] == 1.0 and row["seconds"] > 0 and row["greedy_seconds"] > 0
     assert "acceptance" in next(row for row in summary["modes"] if row["mode"] == "draft")
     assert main(["run", "--model", str(tiny_export), "--text", "x", "--mode", "draft"]) == 2  # no --draft
+    # Copy first: where the text repeats, prompt lookup's copy is checked instead of the draft's tokens.
+    assert main(["run", "--model", str(tiny_export), "--text", "one two three one two three one two", "--mode",
+                 "lookup+draft", "--draft", str(tiny_draft), "--max-new", "8", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["draft"]["copies"] >= 1 and out["run"]["passes"][1]["draft"]
 
 
 def first_tokens(model, prompt, draft, runs: int, seed: int, drafted: bool, rule=None) -> Counter:

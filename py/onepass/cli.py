@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from .acceptance import per_position
+from .contract import Generate
 from .drafted import drafted
 from .examples import EXAMPLES, recorded
 from .exactness import PROPOSERS, WITH_A_DRAFT, compare, summarize
@@ -48,7 +49,8 @@ def parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="generate from a text and print the trace")
     add_model_arguments(run)
     run.add_argument("--text", required=True, help="the prompt (chat markers such as <|im_start|> are special tokens)")
-    run.add_argument("--mode", choices=("greedy", "lookup", "guess", "draft"), default="lookup")
+    run.add_argument("--mode", choices=("greedy", "lookup", "guess", *WITH_A_DRAFT), default="lookup",
+                     help="lookup+draft: prompt lookup's copy where the text repeats, else the draft model's")
     run.add_argument("--guess", help="with --mode guess: the continuation you expect")
     add_draft_arguments(run)
     run.add_argument("--max-new", type=int, default=64, help="most tokens to generate (default 64)")
@@ -87,8 +89,8 @@ def add_model_arguments(command: argparse.ArgumentParser) -> None:
 
 def add_draft_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--draft", type=Path, help="a draft folder (holding draft.json; python -m draft builds one)")
-    command.add_argument("--gamma", type=int, help="tokens the draft model proposes per round (default: the "
-                                                    "draft's own best, from its held-out acceptance)")
+    command.add_argument("--gamma", type=int, help="tokens the draft model proposes per round (default: step 6's, "
+                                                    f"{Generate.gamma})")
 
 
 def open_draft(args, model):
@@ -102,7 +104,7 @@ def open_draft(args, model):
         draft = NativeDraft(args.draft, threads=args.threads, target=model.manifest)
     except DraftUnavailable as error:
         raise InputError(str(error)) from None
-    gamma = positive(args.gamma, "--gamma") if args.gamma is not None else int(draft.manifest.get("gamma", 4))
+    gamma = positive(args.gamma, "--gamma") if args.gamma is not None else Generate.gamma
     return draft, gamma
 
 
@@ -132,15 +134,17 @@ def run_command(args) -> int:
     model, tokenizer = open_model(args)
     prompt = tokenizer.encode(args.text)
     kv_cache = not args.no_kv_cache
-    draft, gamma = open_draft(args, model) if args.mode == "draft" else (None, 0)
+    draft, gamma = open_draft(args, model) if args.mode in WITH_A_DRAFT else (None, 0)
     if args.mode == "greedy":
         run = asyncio.run(greedy(model, prompt, max_new, kv_cache=kv_cache))
     else:
         propose = proposer(args.mode, Context(prompt=prompt, vocab_size=model.facts.vocab_size,
                                               guess=tokenizer.encode(args.guess or ""), draft=draft, gamma=gamma))
         run = asyncio.run(drafted(model, prompt, propose, max_new, kv_cache=kv_cache, mode=args.mode))
-    drafting = {"gamma": gamma, "passes": propose.passes, "seconds": propose.seconds,
-                "acceptance": per_position(run.passes)} if draft else None
+    if draft:
+        own, copies = propose.split(run.passes)
+        drafting = {"gamma": gamma, "passes": propose.passes, "seconds": propose.seconds, "copies": len(copies),
+                    "acceptance": per_position(own)}
     if args.json:
         print(json.dumps({"model": model.facts.name, "text": args.text, "generated": tokenizer.decode(run.tokens),
                           "run": run.as_dict(), **({"draft": drafting} if draft else {})}, ensure_ascii=False, indent=1))
@@ -148,7 +152,8 @@ def run_command(args) -> int:
         print_run(run, model.facts.name, tokenizer)
         if draft:
             alphas = ", ".join(f"{found['alpha']:.2f}" for found in drafting["acceptance"])
-            print(f"draft model: gamma {gamma}, {drafting['passes']} small passes in {drafting['seconds']:.2f} s; "
+            copies = f", {drafting['copies']} rounds copied from the text" if args.mode != "draft" else ""
+            print(f"draft model: gamma {gamma}, {drafting['passes']} small passes in {drafting['seconds']:.2f} s{copies}; "
                   f"acceptance per draft position: {alphas}")
     return 0
 
@@ -214,10 +219,10 @@ def exactness_command(args) -> int:
     else:
         print(f"model: {model.facts.name}; {len(prompts)} prompts x up to {max_new} new tokens; "
               "reference: greedy with the KV cache")
-        print(f"{'mode':<8} {'cache':<5} {'identical':>15} {'tokens/pass':>11} {'seconds':>8} {'speed-up':>8}  alpha")
+        print(f"{'mode':<12} {'cache':<5} {'identical':>15} {'tokens/pass':>11} {'seconds':>8} {'speed-up':>8}  alpha")
         for row in summary:
             alphas = " ".join(f"{found['alpha']:.2f}" for found in row.get("acceptance", []))
-            print(f"{row['mode']:<8} {'on' if row['kv_cache'] else 'off':<5} "
+            print(f"{row['mode']:<12} {'on' if row['kv_cache'] else 'off':<5} "
                   f"{row['identical']:>4}/{row['prompts']:<4} {row['share']:>6.1%} {row['tokens_per_pass']:>11.2f} "
                   f"{row['seconds']:>8.1f} {row['speedup']:>7.2f}x  {alphas}"
                   + (f"  (c = {row['c']:.3f})" if row.get("c") is not None else ""))

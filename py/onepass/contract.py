@@ -25,8 +25,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, NotRequired, TypedDict, get_type_hints
 
-MODES = ("greedy", "lookup", "guess", "random", "custom", "draft")  # "greedy", or drafted by one of the proposers
-Mode = Literal["greedy", "lookup", "guess", "random", "custom", "draft"]
+MODES = ("greedy", "lookup", "guess", "random", "custom", "draft", "lookup+draft")  # "greedy", or drafted by one of the proposers
+Mode = Literal["greedy", "lookup", "guess", "random", "custom", "draft", "lookup+draft"]
+DRAFTING = ("draft", "lookup+draft")  # the modes that draft with the draft model (the second copies where it can)
 RULES = ("speculative", "always accept")  # sample_runs' rule: the lesson's, or a wrong one its test must catch
 TIMING = ("model", "kv", "bridge", "python")  # what a pass's seconds are split into; "python" is the rest
 ERRORS = {
@@ -99,7 +100,7 @@ class Generate(Request):
     guess: str = ""  # the "guess" mode's continuation
     seed: float = 0  # the "random" mode's
     proposer: str = ""  # the "custom" mode's Python source
-    gamma: int = 2  # the "draft" mode's draft length (the shipped draft's best natively: benchmarks/FINDINGS.md)
+    gamma: int = 1  # the draft modes' draft length (the shipped draft's best, natively and in the tab: benchmarks/FINDINGS.md)
     baseline: bool = False  # then also one at a time on the same text: the result's ``baseline``, c and speed-up
 
 
@@ -194,8 +195,9 @@ class PassRow(TypedDict):
     bonus: bool
     match: NotRequired[Match | None]  # prompt lookup's: what it copied from (None: nothing to copy)
     timing: NotRequired[dict[str, float]]  # the browser's: seconds per part of TIMING
-    draft_passes: NotRequired[int]  # the "draft" mode's: the draft model's small passes before this pass ...
+    draft_passes: NotRequired[int]  # the draft modes': the draft model's small passes before this pass ...
     draft_seconds: NotRequired[float]  # ... and their seconds (onnxruntime's own)
+    copied: NotRequired[bool]  # "lookup+draft": this pass checked prompt lookup's copy, not the draft's tokens
 
 
 class PassEvent(TypedDict):
@@ -227,8 +229,9 @@ class Position(TypedDict):
 
 
 class DraftFigures(TypedDict):
-    """What the "draft" mode measured of its draft model; c, the formula's prediction and its best gamma need the
-    baseline's passes (None without it, or when nothing was drafted)."""
+    """What a draft mode measured of its draft model; c, the formula's prediction and its best gamma need the
+    baseline's passes (None without it, or when nothing was drafted). The acceptance, alpha and the formula are the
+    draft model's rounds alone: "lookup+draft"'s copies are counted apart."""
 
     gamma: int
     window: int
@@ -240,6 +243,8 @@ class DraftFigures(TypedDict):
     predicted: float | None  # the formula's speed-up at alpha, gamma and c (speedup.py)
     best_gamma: int | None  # the formula's best draft length at alpha and c (0: drafting does not pay)
     best_predicted: float | None
+    copies: int  # rounds that checked prompt lookup's copy instead ("lookup+draft"; 0 in "draft")
+    copied_tokens: int  # ... and the copied tokens they kept
 
 
 class Baseline(TypedDict):
@@ -266,7 +271,7 @@ class GenerateResult(TypedDict):
     promptText: str
     labels: dict[str, str]  # every id of the run, by its text
     wall_seconds: float  # the run from its first pass to its last, measured in Python where it runs
-    draft: NotRequired[DraftFigures]  # the "draft" mode's
+    draft: NotRequired[DraftFigures]  # the draft modes'
     baseline: NotRequired[Baseline]  # when the request asked for it
 
 

@@ -8,6 +8,10 @@ drafted token, with the feature the draft predicted for it, is the input of its 
 here is stateless: each small pass re-reads the last ``window`` (feature, token) pairs, so nothing has to be
 rolled back when verification rejects a drafted token. Verification keeps the text exact whatever the draft
 proposes; a better draft only saves passes.
+
+With ``copy_first`` (the "lookup+draft" proposer) the text is asked first: where its last two tokens occurred
+before, prompt lookup's copy is proposed instead (``lookup.py``; no small pass), and the draft drafts only where
+the text does not repeat itself. The draft was never taught to copy, and copying is free.
 """
 
 import random
@@ -15,7 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from .lookup import copied, lookup_match
 from .sampling import pick, tempered
+
+COPY_NGRAMS = (2,)  # copy_first's match: a pair only (a single token's copy is right too seldom to beat the draft)
 
 
 @dataclass(frozen=True)
@@ -44,10 +51,11 @@ class ModelDraft:
     text so far, which the target has verified, and only its own predictions after them.
     """
 
-    def __init__(self, draft: DraftModel, gamma: int):
+    def __init__(self, draft: DraftModel, gamma: int, copy_first: bool = False):
         if gamma < 1:
             raise ValueError(f"a draft model proposes at least one token, got gamma={gamma}")
-        self.draft, self.gamma = draft, gamma
+        self.draft, self.gamma, self.copy_first = draft, gamma, copy_first
+        self.kinds: list[str] = []  # per greedy proposal, in the passes' order: "draft", "copy" or "none"
         self.wanted = draft.window  # features the target returns per pass: what one small pass reads at most
         self.features: dict[int, list[float]] = {}  # position -> the target's feature there
         self.passes = 0  # the draft's small passes
@@ -60,8 +68,24 @@ class ModelDraft:
             self.features[first + offset] = row
 
     async def __call__(self, text: list[int]) -> list[int]:
-        """The draft's greedy proposal: its most likely token at every step."""
-        return [token for token, _ in await self.drafts(text, lambda step: (step.token, None), sampling=False)]
+        """The greedy proposal: the copy, with ``copy_first`` where the text repeats; else the draft's most likely
+        token at every step."""
+        if self.copy_first:
+            found = lookup_match(text, COPY_NGRAMS)
+            if found is not None:
+                self.kinds.append("copy")
+                return copied(text, found)
+        proposal = [token for token, _ in await self.drafts(text, lambda step: (step.token, None), sampling=False)]
+        self.kinds.append("draft" if proposal else "none")
+        return proposal
+
+    def split(self, passes: list) -> tuple[list, list]:
+        """A run's passes (``PassRecord``, in order) as those that checked the draft model's proposal (or none) and
+        those that checked a copy from the text: the draft's acceptance is measured on the first alone."""
+        own, copies = [], []
+        for record, kind in zip(passes, self.kinds, strict=True):
+            (copies if kind == "copy" else own).append(record)
+        return own, copies
 
     async def sample(self, text: list[int], temperature: float, rng: random.Random) -> list[tuple[int, dict]]:
         """Each drafted token drawn from the draft's own distribution q at ``temperature``, with that q (as

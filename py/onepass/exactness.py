@@ -4,8 +4,9 @@ For each prompt, greedy decoding with the KV cache is the reference; every mode
 (a proposer, with the cache on or off) must reproduce it exactly. Proposers that
 need the answer — a perfect, a noisy and a deliberately wrong draft, and a
 fixed guess that goes wrong halfway — get it from the reference run. A draft
-model (``draft``) is checked like any other proposer, and its acceptance per
-draft position and its cost are measured on the way.
+model (``draft``, and ``lookup+draft``, which copies where the text repeats) is
+checked like any other proposer, and its acceptance per draft position and its
+cost are measured on the way (of its own proposals only, not the copies).
 
 Every run is timed on the wall clock, drafting included, beside the reference
 on the same prompt, so one run of the check also gives each mode's speed-up.
@@ -17,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .acceptance import cost_ratio, per_position
+from .contract import DRAFTING
 from .draft_model import DraftModel, ModelDraft
 from .drafted import Proposer, drafted
 from .greedy import greedy
@@ -26,7 +28,7 @@ from .seam import Model
 from .trace import Run
 
 PROPOSERS = ("lookup", "guess", "wrong", "random", "noisy", "perfect")  # the registry's, less the reader's own
-WITH_A_DRAFT = ("draft",)  # proposers that need a draft model built for the target
+WITH_A_DRAFT = DRAFTING  # proposers that need a draft model built for the target
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,8 @@ async def compare(model: Model, index: int, prompt: list[int], max_new: int, mod
                                 first_difference=difference, passes=len(run.passes), tokens=len(run.tokens),
                                 seconds=seconds, reference_seconds=reference_seconds,
                                 reference_passes=len(reference.passes), reference_pass_seconds=reference.seconds,
-                                positions=per_position(run.passes), draft_passes=propose.passes if drafting else 0,
+                                positions=per_position(propose.split(run.passes)[0] if drafting else run.passes),
+                                draft_passes=propose.passes if drafting else 0,
                                 draft_seconds=propose.seconds if drafting else 0.0))
     return outcomes
 

@@ -38,7 +38,7 @@ from .chisquare import chi_square, two_samples
 from .draft_model import ModelDraft
 from .drafted import Proposer, drafted
 from .drafts import DRAFTS, draft, target
-from .contract import MODES, RULES, Refusal
+from .contract import DRAFTING, MODES, RULES, Refusal
 from .editable import DEFAULT_SOURCE
 from .examples import EXAMPLES
 from .greedy import greedy
@@ -255,7 +255,7 @@ async def generate(model, tokenizer: Tokenizer, request: dict, on_pass: Callable
     if mode not in MODES:
         raise InputError(f"unknown mode {mode!r}: expected greedy or one of {', '.join(MODES[1:])}")
     gamma = check_gamma(asked.gamma)
-    draft_model = draft_of(model) if mode == "draft" else None
+    draft_model = draft_of(model) if mode in DRAFTING else None
     if on_start:
         on_start(len(prompt))
     # Only the browser's model has a clock, which its sessions feed (the build's traces carry no timing).
@@ -265,7 +265,7 @@ async def generate(model, tokenizer: Tokenizer, request: dict, on_pass: Callable
     matches: list = []  # prompt lookup's match for the pass being drafted
     if mode == "greedy":
         propose = None
-    elif mode == "draft":
+    elif mode in DRAFTING:
         # Not wrapped in Timed: the drafted loop hands the draft the target's features (it has ``keep``), and its
         # cost is its own small passes' seconds.
         propose = proposer(mode, Context(prompt=prompt, vocab_size=model.facts.vocab_size, draft=draft_model,
@@ -275,7 +275,7 @@ async def generate(model, tokenizer: Tokenizer, request: dict, on_pass: Callable
             prompt=prompt, vocab_size=model.facts.vocab_size, rng=random.Random(seed_of(asked.seed)),
             guess=guess, source=source, on_match=matches.append)))
     report = Reporter(tokenizer, on_pass, matches if mode == "lookup" else None, clock,
-                      propose if mode == "draft" else None)
+                      propose if mode in DRAFTING else None)
     written = await interruptible(model, prompt, propose, max_new, bool(asked.kv_cache), mode, report)
     result = finished(tokenizer, written, text, propose, report.wall())
     compared = None
@@ -287,7 +287,7 @@ async def generate(model, tokenizer: Tokenizer, request: dict, on_pass: Callable
         result["baseline"] = {"tokens": compared.tokens, "totals": compared.totals(), "wall_seconds": again.wall(),
                               "identical": compared.tokens == written.tokens,
                               "speedup": ratio(again.wall(after_first=True), report.wall(after_first=True))}
-    if mode == "draft":
+    if mode in DRAFTING:
         result["draft"] = draft_figures(propose, written, compared)
     return json.dumps(result)
 
@@ -315,7 +315,8 @@ def draft_figures(propose: ModelDraft, run: Run, baseline: Run | None) -> dict:
 
     c compares a small pass with one of one-at-a-time's passes after its first: the first reads the whole text,
     and costs as much with a draft as without one (the drafted run's first pass drafts nothing either)."""
-    alpha = mean_alpha(run.passes)
+    own, copies = propose.split(run.passes)  # "lookup+draft"'s copies are not the draft model's
+    alpha = mean_alpha(own)
     c = None
     if baseline and len(baseline.passes) > 1:
         after_first = baseline.passes[1:]
@@ -323,9 +324,10 @@ def draft_figures(propose: ModelDraft, run: Run, baseline: Run | None) -> dict:
     known = alpha is not None and c is not None
     best = best_gamma(alpha, c) if known else None
     return {"gamma": propose.gamma, "window": propose.draft.window, "passes": propose.passes,
-            "seconds": propose.seconds, "acceptance": per_position(run.passes), "alpha": alpha, "c": c,
+            "seconds": propose.seconds, "acceptance": per_position(own), "alpha": alpha, "c": c,
             "predicted": speedup(alpha, propose.gamma, c) if known else None, "best_gamma": best,
-            "best_predicted": speedup(alpha, best, c) if known else None}
+            "best_predicted": speedup(alpha, best, c) if known else None,
+            "copies": len(copies), "copied_tokens": sum(record.accepted for record in copies)}
 
 
 class Reporter:
@@ -351,6 +353,8 @@ class Reporter:
             passes, seconds = self.draft.passes, self.draft.seconds
             row["draft_passes"], row["draft_seconds"] = passes - self.drafted[0], seconds - self.drafted[1]
             self.drafted = (passes, seconds)
+            if self.draft.copy_first:
+                row["copied"] = self.draft.kinds[-1] == "copy"
         # The pass's text and labels are part of it: their crossings to the tokenizer are the bridge's (clock.py).
         event = {"pass": row, "text": self.stream.push(record.added), "labels": pass_labels(self.tokenizer, row)}
         if self.baseline:

@@ -105,10 +105,10 @@ class Context:
     gamma: int = MAX_DRAFT  # how many tokens the draft model proposes per round
 
 
-def model_draft(context: Context) -> ModelDraft:
+def model_draft(context: Context, copy_first: bool = False) -> ModelDraft:
     if context.draft is None:
         raise ValueError("no draft model was built for this model")
-    return ModelDraft(context.draft, context.gamma)
+    return ModelDraft(context.draft, context.gamma, copy_first)
 
 
 PROPOSERS: dict[str, Callable[[Context], Proposer]] = {
@@ -120,6 +120,7 @@ PROPOSERS: dict[str, Callable[[Context], Proposer]] = {
     "noisy": lambda c: from_answer(c.answer, c.vocab_size, NOISY_ERROR_RATE, c.rng),
     "perfect": lambda c: from_answer(c.answer, c.vocab_size, 0.0, c.rng),
     "draft": model_draft,
+    "lookup+draft": lambda c: model_draft(c, copy_first=True),  # the copy where the text repeats, else the draft
 }
 
 

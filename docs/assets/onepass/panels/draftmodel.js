@@ -5,6 +5,8 @@
  * identity check and the wall clock; the run's α per draft position and c (both measured here, by Python:
  * py/onepass/panels.py's draft figures) go on the speed-up chart above, the formula's prediction beside the
  * measured speed-up. "Best for my machine" sets the draft length to the formula's best at the measured α and c.
+ * "Copy first" asks the text before the draft (the "lookup+draft" mode): prompt lookup's copy where the text's last
+ * two tokens occurred before, the draft model's tokens elsewhere; α and c are then the draft's rounds alone.
  * A site built without a draft model says so, and the rest of the page works.
  */
 import { DEFAULTS, SITE_DRAFT } from './defaults.js';
@@ -19,6 +21,7 @@ export function mountDraftModel(root) {
   const frame = runFrame(root, { panel: 'draft', text: DEFAULT_TEXT, rows: 4, eager: false }); // step 6 loads the model only when asked
   const gamma = el('input', { type: 'number', min: 1, max: MAX_GAMMA, step: 1, value: DEFAULT_GAMMA, className: 'onepass-gamma',
     ariaLabel: 'Draft length γ' });
+  const copyFirst = el('input', { type: 'checkbox', className: 'onepass-copy-first' });
   const best = button('Best for my machine', 'onepass-best');
   best.disabled = true;
   best.title = 'Run once first: the best length comes from the α and c your run measures';
@@ -26,7 +29,9 @@ export function mountDraftModel(root) {
   const compare = el('p', { className: 'onepass-compare' });
   const figures = el('p', { className: 'onepass-draft-figures' });
   const bestNote = el('p', { className: 'onepass-best-note', role: 'status' });
-  frame.run.before(el('label', {}, ['Draft length γ ', gamma]), best);
+  frame.run.before(el('label', {}, ['Draft length γ ', gamma]), best,
+    el('label', { title: 'Prompt lookup (step 5) where the text repeats itself, the draft model elsewhere' },
+      [copyFirst, ' Copy first']));
   frame.extra.append(about);
   root.append(compare, figures, bestNote);
   let measured = null; // the last run's draft figures
@@ -46,7 +51,8 @@ export function mountDraftModel(root) {
       + `state (its features, which the verifying pass computes anyway) at the last ${SITE_DRAFT.window} `
       + `position${SITE_DRAFT.window === 1 ? '' : 's'} and the tokens there, and guesses the next token, as EAGLE does (Li and `
       + 'colleagues, 2024); the model itself is unchanged. Your text is then written one token per pass too, to check it is '
-      + 'identical and to time both; your run\'s α and c go on the chart below.';
+      + 'identical and to time both; your run\'s α and c go on the chart below. The draft was never taught to copy: tick '
+      + '"Copy first" and wherever your text\'s last two tokens occurred before, step 5\'s free copy is checked instead.';
   }
 
   function draftLength() {
@@ -58,7 +64,9 @@ export function mountDraftModel(root) {
     if (frame.busy()) return;
     for (const node of [compare, figures, bestNote]) node.textContent = '';
     delete root.dataset.identical;
-    const request = { text: frame.input.value, mode: 'draft', gamma: draftLength(), baseline: true, kvCache: frame.kv.checked, maxNew: MAX_NEW };
+    delete root.dataset.copies;
+    const request = { text: frame.input.value, mode: copyFirst.checked ? 'lookup+draft' : 'draft', gamma: draftLength(),
+      baseline: true, kvCache: frame.kv.checked, maxNew: MAX_NEW };
     const outcome = await frame.execute(request, { note: 'Each row: the draft\'s small passes, then one pass of the model that checks them all.' });
     if (!outcome) return;
     show(outcome.result);
@@ -66,27 +74,32 @@ export function mountDraftModel(root) {
 
   function show(result) {
     const { draft, baseline: one, totals } = result;
+    const copies = result.mode === 'lookup+draft'
+      ? ` (${draft.copies} of them checked a copy from the text, which kept ${draft.copied_tokens} tokens)` : '';
     compare.textContent = `Identical to one at a time: ${one.identical ? 'yes' : 'no'} · with the draft model: ${totals.passes} passes `
-      + `of the model and ${draft.passes} small passes of the draft, ${ms(result.wall_seconds)} on the wall clock · one at a time: `
+      + `of the model${copies} and ${draft.passes} small passes of the draft, ${ms(result.wall_seconds)} on the wall clock · one at a time: `
       + `${one.totals.passes} passes, ${ms(one.wall_seconds)} · ${totals.tokens} tokens, ${totals.accepted} of ${totals.drafted} `
       + `drafted tokens accepted. ${verdict(one.speedup)}`;
     Object.assign(root.dataset, { identical: one.identical ? 'yes' : 'no', passes: totals.passes, draftPasses: draft.passes,
-      greedyPasses: one.totals.passes });
+      greedyPasses: one.totals.passes, copies: draft.copies });
     if (draft.alpha === null || draft.c === null) {
       measured = null;
       best.disabled = true;
-      figures.textContent = 'Nothing was drafted in this run (it was too short), so it measured no α or c: write more tokens.';
+      figures.textContent = draft.copies
+        ? 'The draft model drafted nothing in this run (every round copied from the text), so it measured no α or c.'
+        : 'Nothing was drafted in this run (it was too short), so it measured no α or c: write more tokens.';
       showDraftRun(null);
       return;
     }
     measured = draft;
     best.disabled = false;
     const positions = draft.acceptance.map((p) => `${p.position}: ${p.accepted} of ${p.reached} (${p.alpha.toFixed(2)})`).join(', ');
-    figures.textContent = `Measured in this tab: acceptance α = ${draft.alpha.toFixed(2)}; by draft position, accepted of reached: `
+    const own = draft.copies ? ' of the draft model\'s own rounds (not the copies)' : '';
+    figures.textContent = `Measured in this tab: acceptance α${own} = ${draft.alpha.toFixed(2)}; by draft position, accepted of reached: `
       + `${positions}. The draft's cost c = ${draft.c.toFixed(3)}: one small pass took ${ms(draft.seconds / draft.passes)}, `
       + `against a one-token pass of the model after the first. The formula at that α and c predicts ${draft.predicted.toFixed(2)}× `
-      + `at γ = ${draft.gamma}; the run measured ${one.speedup.toFixed(2)}× on the wall clock after the first pass (which reads `
-      + 'your text, with or without a draft). Both are on the chart below.';
+      + `at γ = ${draft.gamma}${draft.copies ? ' for the draft alone' : ''}; the run measured ${one.speedup.toFixed(2)}× on the `
+      + 'wall clock after the first pass (which reads your text, with or without a draft). Both are on the chart below.';
     root.dataset.alpha = draft.alpha;
     root.dataset.c = draft.c;
     root.dataset.bestGamma = draft.best_gamma;

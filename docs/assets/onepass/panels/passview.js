@@ -92,9 +92,9 @@ export class PassView {
   drafted(pass) {
     this.draftPasses = (this.draftPasses ?? 0) + pass.draft_passes;
     this.draftSeconds += pass.draft_seconds;
-    const text = pass.draft_passes
-      ? `draft: ${pass.draft_passes} small pass${pass.draft_passes === 1 ? '' : 'es'}, ${ms(pass.draft_seconds)}, then`
-      : 'draft: nothing to read yet, so';
+    let text = 'draft: nothing to read yet, so';
+    if (pass.copied) text = 'copied from the text (its last two tokens occurred before), no small pass, then';
+    else if (pass.draft_passes) text = `draft: ${pass.draft_passes} small pass${pass.draft_passes === 1 ? '' : 'es'}, ${ms(pass.draft_seconds)}, then`;
     return el('span', { className: 'onepass-pass-draft', textContent: text });
   }
 
