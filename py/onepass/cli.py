@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 
 from .acceptance import per_position
-from .contract import Generate
+from .contract import DRAFTING, Generate
 from .drafted import drafted
 from .examples import EXAMPLES, recorded
-from .exactness import PROPOSERS, WITH_A_DRAFT, compare, summarize
+from .exactness import PROPOSERS, compare, summarize
 from .greedy import greedy
 from .proposers import Context, proposer
 from .trace import Run
@@ -49,7 +49,7 @@ def parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="generate from a text and print the trace")
     add_model_arguments(run)
     run.add_argument("--text", required=True, help="the prompt (chat markers such as <|im_start|> are special tokens)")
-    run.add_argument("--mode", choices=("greedy", "lookup", "guess", *WITH_A_DRAFT), default="lookup",
+    run.add_argument("--mode", choices=("greedy", "lookup", "guess", *DRAFTING), default="lookup",
                      help="lookup+draft: prompt lookup's copy where the text repeats, else the draft model's")
     run.add_argument("--guess", help="with --mode guess: the continuation you expect")
     add_draft_arguments(run)
@@ -62,7 +62,7 @@ def parser() -> argparse.ArgumentParser:
     add_model_arguments(exactness)
     exactness.add_argument("--prompts", required=True, type=Path, help="a JSON array of prompt strings")
     exactness.add_argument("--max-new", type=int, default=64, help="tokens per prompt (default 64)")
-    exactness.add_argument("--proposers", help=f"comma-separated, from {','.join(PROPOSERS + WITH_A_DRAFT)} "
+    exactness.add_argument("--proposers", help=f"comma-separated, from {','.join(PROPOSERS + DRAFTING)} "
                                                "(default: all; draft only with --draft)")
     add_draft_arguments(exactness)
     exactness.add_argument("--cache", default="on",
@@ -134,7 +134,7 @@ def run_command(args) -> int:
     model, tokenizer = open_model(args)
     prompt = tokenizer.encode(args.text)
     kv_cache = not args.no_kv_cache
-    draft, gamma = open_draft(args, model) if args.mode in WITH_A_DRAFT else (None, 0)
+    draft, gamma = open_draft(args, model) if args.mode in DRAFTING else (None, 0)
     if args.mode == "greedy":
         run = asyncio.run(greedy(model, prompt, max_new, kv_cache=kv_cache))
     else:
@@ -183,9 +183,9 @@ def read_prompts(path: Path) -> list[str]:
 
 
 def exactness_modes(proposers: str | None, cache: str, draft: bool = False) -> list[tuple[str, bool]]:
-    known = PROPOSERS + WITH_A_DRAFT
+    known = PROPOSERS + DRAFTING
     if proposers is None:
-        proposers = ",".join(PROPOSERS + (WITH_A_DRAFT if draft else ()))
+        proposers = ",".join(PROPOSERS + (DRAFTING if draft else ()))
     names = [name for name in proposers.split(",") if name]
     unknown = sorted(set(names) - set(known))
     if unknown or not names:
@@ -204,7 +204,7 @@ def exactness_command(args) -> int:
     modes = exactness_modes(args.proposers, args.cache, draft=args.draft is not None)
     max_new = positive(args.max_new, "--max-new")
     model, tokenizer = open_model(args)
-    draft, gamma = open_draft(args, model) if any(name in WITH_A_DRAFT for name, _ in modes) else (None, 0)
+    draft, gamma = open_draft(args, model) if any(name in DRAFTING for name, _ in modes) else (None, 0)
     warm_up(model, tokenizer.encode(prompts[0][1]), draft)
     outcomes, began = [], time.perf_counter()
     for done, (index, text) in enumerate(prompts, 1):

@@ -18,7 +18,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .acceptance import cost_ratio, per_position
-from .contract import DRAFTING
 from .draft_model import DraftModel, ModelDraft
 from .drafted import Proposer, drafted
 from .greedy import greedy
@@ -28,7 +27,6 @@ from .seam import Model
 from .trace import Run
 
 PROPOSERS = ("lookup", "guess", "wrong", "random", "noisy", "perfect")  # the registry's, less the reader's own
-WITH_A_DRAFT = DRAFTING  # proposers that need a draft model built for the target
 
 
 @dataclass(frozen=True)
