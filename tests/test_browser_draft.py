@@ -69,6 +69,9 @@ def test_drafted_with_the_draft_model_equals_greedy_on_many_prompts(page, tiny_s
         copied = [p for p in events if p["copied"]]
         assert run["draft"]["copies"] == len(copied)
         assert all(p["draft_passes"] == 0 for p in copied)
+        # Each copy carries the match it copied from, as step 5's passes do (a pair: COPY_NGRAMS); no other pass does.
+        assert all(p["match"]["n"] == 2 == len(p["match"]["ngram"]) for p in copied)
+        assert not any("match" in p for p in events if not p["copied"])
         assert run["draft"]["copied_tokens"] == sum(p["accepted"] for p in copied)
         if run["draft"]["acceptance"]:
             assert run["draft"]["acceptance"][0]["reached"] == sum(1 for p in events if p["draft"] and not p["copied"])
@@ -154,6 +157,7 @@ def test_the_panel_runs_end_to_end(page, tiny_server):
     copies = int(panel.get_attribute("data-copies"))
     assert copies >= 1
     assert panel.locator(".onepass-passes li", has_text="copied from the text").count() == copies
+    assert panel.locator(".onepass-passes li .onepass-match", has_text="copied after").count() == copies
     assert "checked a copy from the text" in panel.locator(".onepass-compare").inner_text()
 
 

@@ -193,7 +193,7 @@ class PassRow(TypedDict):
     added: list[int]
     seconds: float
     bonus: bool
-    match: NotRequired[Match | None]  # prompt lookup's: what it copied from (None: nothing to copy)
+    match: NotRequired[Match | None]  # what prompt lookup copied from (None: nothing to copy); "lookup+draft": copies only
     timing: NotRequired[dict[str, float]]  # the browser's: seconds per part of TIMING
     draft_passes: NotRequired[int]  # the draft modes': the draft model's small passes before this pass ...
     draft_seconds: NotRequired[float]  # ... and their seconds (onnxruntime's own)

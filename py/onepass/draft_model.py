@@ -56,6 +56,7 @@ class ModelDraft:
             raise ValueError(f"a draft model proposes at least one token, got gamma={gamma}")
         self.draft, self.gamma, self.copy_first = draft, gamma, copy_first
         self.kinds: list[str] = []  # per greedy proposal, in the passes' order: "draft", "copy" or "none"
+        self.match: dict | None = None  # the last copy's match, as prompt lookup shows it (``{n, at, ngram}``)
         self.wanted = draft.window  # features the target returns per pass: what one small pass reads at most
         self.features: dict[int, list[float]] = {}  # position -> the target's feature there
         self.passes = 0  # the draft's small passes
@@ -74,6 +75,8 @@ class ModelDraft:
             found = lookup_match(text, COPY_NGRAMS)
             if found is not None:
                 self.kinds.append("copy")
+                n, start = found
+                self.match = {"n": n, "at": start, "ngram": text[start:start + n]}
                 return copied(text, found)
         proposal = [token for token, _ in await self.drafts(text, lambda step: (step.token, None), sampling=False)]
         self.kinds.append("draft" if proposal else "none")

@@ -355,6 +355,8 @@ class Reporter:
             self.drafted = (passes, seconds)
             if self.draft.copy_first:
                 row["copied"] = self.draft.kinds[-1] == "copy"
+                if row["copied"]:
+                    row["match"] = self.draft.match  # where it copied from, drawn as step 5 draws it
         # The pass's text and labels are part of it: their crossings to the tokenizer are the bridge's (clock.py).
         event = {"pass": row, "text": self.stream.push(record.added), "labels": pass_labels(self.tokenizer, row)}
         if self.baseline:
