@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .lookup import copied, lookup_match
+from .lookup import copied, lookup_match, shown
 from .sampling import pick, tempered
 
 COPY_NGRAMS = (2,)  # copy_first's match: a pair only (a single token's copy is right too seldom to beat the draft)
@@ -75,8 +75,7 @@ class ModelDraft:
             found = lookup_match(text, COPY_NGRAMS)
             if found is not None:
                 self.kinds.append("copy")
-                n, start = found
-                self.match = {"n": n, "at": start, "ngram": text[start:start + n]}
+                self.match = shown(text, found)
                 return copied(text, found)
         proposal = [token for token, _ in await self.drafts(text, lambda step: (step.token, None), sampling=False)]
         self.kinds.append("draft" if proposal else "none")

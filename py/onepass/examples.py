@@ -11,9 +11,10 @@ with ``<|im_end|>``. Each run shows one side of prompt lookup:
   being rewritten; the model changes only what the tense needs ("watches" ->
   "watched").
 - Spelling: the spelled-out letters appear nowhere in the prompt, the one copy
-  (after a repeated letter) is rejected, and every pass yields one token,
-  exactly as in step 2. The default model answers the first two correctly
-  but misspells "orange" ("O r n o r e"; so did every other wording tried),
+  (the chat markup after the question's line break) is rejected, and every
+  pass yields one token, exactly as in step 2. The default model answers the
+  first two correctly but misspells "orange" ("O r n o i e" since the export's
+  float64 calibration, "O r n o r e" before: the letters sit on near-ties),
   and the drafted run writes the same misspelling: drafting changes the
   passes, never the text.
 

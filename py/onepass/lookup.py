@@ -31,6 +31,14 @@ def copied(text: list[int], found: tuple[int, int] | None, max_draft: int = MAX_
     return text[start + n:start + n + max_draft]
 
 
+def shown(text: list[int], found: tuple[int, int] | None) -> dict | None:
+    """A match as the pages draw it (``contract.Match``: the n-gram, n, where it starts), or None for none."""
+    if found is None:
+        return None
+    n, start = found
+    return {"n": n, "at": start, "ngram": text[start:start + n]}
+
+
 def lookup_match(text: list[int], ngram_sizes: tuple[int, ...] = NGRAM_SIZES) -> tuple[int, int] | None:
     """The n-gram size and the position of the match prompt lookup copies from, or None (no draft)."""
     for n in ngram_sizes:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from .draft_model import DraftModel, ModelDraft
 from .drafted import Proposer
 from .editable import compile_proposer
-from .lookup import MAX_DRAFT, copied, lookup_match, prompt_lookup
+from .lookup import MAX_DRAFT, copied, lookup_match, prompt_lookup, shown
 
 NOISY_ERROR_RATE = 0.25  # high enough that most drafts break somewhere, low enough that some survive whole
 
@@ -80,11 +80,7 @@ def showing_matches(on_match: Callable[[dict | None], None]) -> Proposer:
 
     def propose(text: list[int]) -> list[int]:
         found = lookup_match(text)
-        if found is None:
-            on_match(None)
-        else:
-            n, start = found
-            on_match({"n": n, "at": start, "ngram": text[start:start + n]})
+        on_match(shown(text, found))
         return copied(text, found)
 
     return propose
