@@ -9,8 +9,9 @@ Quality is top-1 agreement and KL against the export's own float32 reference
 (the manifest's ``quantisation.reference`` says which model that is: since
 issue 23, the tied model), on the held text (282 positions, the figure issue 23
 quotes) and on a longer held-out text (``tests/data/quality_text.txt``, 1,758
-positions), since one near-tie is 0.35 % of the held text. ``--baseline EXPORT`` (e.g. main's default export)
-prints that export's size, parameter count and quality on the same text.
+positions), since one near-tie is 0.35 % of the held text. ``--baseline EXPORT``
+(e.g. main's default export) prints that export's size, parameter count and
+quality on the same texts.
 """
 
 import argparse
