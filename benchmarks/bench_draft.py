@@ -1,6 +1,8 @@
 """The draft model natively, beside one token at a time and prompt lookup: acceptance per draft position, the
 draft's cost c and the speed-up on the wall clock, on the held-out chat prompts and on step 5's examples; and
-"lookup+draft" (step 6's "Copy first": prompt lookup's copy where the text repeats, the draft elsewhere).
+"lookup+draft" (step 6's "Copy first": prompt lookup's copy where the text repeats, else the copy the target's own
+earlier answers give (the draft's ``answers.json``), the draft elsewhere), and beside it the same from the text alone,
+as the tab runs it while the site does not ship the answers.
 
     .venv/bin/python -m benchmarks.bench_draft [--source default] [--draft DIR] [--threads 2] [--max-new 64]
                                                [--gammas 2,3,4,5] [--every 1]
@@ -13,6 +15,8 @@ figures are wall-clock ratios measured side by side in one run, but a busy CPU m
 
 import argparse
 import asyncio
+import copy
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -25,6 +29,7 @@ from onepass.exactness import compare, summarize
 
 PROMPTS = Path(__file__).with_name("draft_prompts.json")
 MODES = [("lookup", True), ("draft", True), ("lookup+draft", True)]
+TEXT_ONLY = "lookup+draft, text only"  # copy first without the answers' table
 TARGETS = {"alpha_mean": 0.6, "native_speedup": 1.8, "tab_speedup": 1.3, "examples_never_slower": True}
 
 
@@ -54,13 +59,13 @@ def main() -> None:
     for gamma in gammas:
         outcomes = []
         for index, prompt in enumerate(prompts):
-            outcomes += asyncio.run(compare(model, index, prompt, args.max_new, MODES, draft=draft, gamma=gamma))
+            outcomes += _compared(model, index, prompt, args.max_new, draft, gamma)
             print(f"\rgamma {gamma}: {index + 1}/{len(prompts)} prompts", end="", file=sys.stderr)
         print(file=sys.stderr)
         figures["held_out"][f"gamma_{gamma}"] = _rows(summarize(outcomes))
     best = max(gammas, key=lambda g: figures["held_out"][f"gamma_{g}"]["draft"]["speedup"])
     for key, prompt in examples.items():
-        outcomes = asyncio.run(compare(model, 0, prompt, args.max_new, MODES, draft=draft, gamma=best))
+        outcomes = _compared(model, 0, prompt, args.max_new, draft, best)
         figures["examples"][key] = _rows(summarize(outcomes))
     held = figures["held_out"][f"gamma_{best}"]["draft"]
     both = figures["held_out"][f"gamma_{best}"]["lookup+draft"]
@@ -69,6 +74,7 @@ def main() -> None:
         "native_c": held["c"], "native_speedup": held["speedup"], "lookup_speedup":
             figures["held_out"][f"gamma_{best}"]["lookup"]["speedup"],
         "copy_first_speedup": both["speedup"], "copy_first_alpha": both["alpha"],
+        "copy_first_text_only_speedup": figures["held_out"][f"gamma_{best}"].get(TEXT_ONLY, {}).get("speedup"),
         "identical_everywhere": all(row["identical"] == row["prompts"] for run in
                                     [*figures["held_out"].values(), *figures["examples"].values()]
                                     for row in run.values()),
@@ -77,6 +83,19 @@ def main() -> None:
                                                 for run in figures["examples"].values()),
     }
     print(json.dumps(figures, indent=1))
+
+
+def _compared(model, index: int, prompt: list[int], max_new: int, draft, gamma: int) -> list:
+    """Every mode on ``prompt`` against one at a time; where the draft has the answers' table, copy first again
+    without it (against its own one-at-a-time run), so the table's worth is measured side by side."""
+    outcomes = asyncio.run(compare(model, index, prompt, max_new, MODES, draft=draft, gamma=gamma))
+    if draft.answers:
+        text_only = copy.copy(draft)
+        text_only.answers = None
+        outcomes += [dataclasses.replace(outcome, mode=TEXT_ONLY) for outcome in
+                     asyncio.run(compare(model, index, prompt, max_new, [("lookup+draft", True)], draft=text_only,
+                                         gamma=gamma))]
+    return outcomes
 
 
 def _built_draft(export: Path) -> Path:

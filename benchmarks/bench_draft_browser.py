@@ -69,6 +69,7 @@ def held_out(page, prompts: list[str], gamma: int, max_new: int, mode: str = "dr
         "draft_passes": sum(run["draft"]["passes"] for run in runs),
         "copies": sum(run["draft"]["copies"] for run in runs),
         "copied_tokens": sum(run["draft"]["copied_tokens"] for run in runs),
+        "copies_from_answers": sum(run["draft"]["answers"] for run in runs),
         "drafted_s": round(drafted, 2), "greedy_s": round(greedy, 2), "speedup": round(greedy / drafted, 3),
         "alpha": round(accepted / reached, 3) if reached else None, "alpha_per_position": positions(runs),
         "c_median": round(statistics.median(costs), 4) if costs else None,

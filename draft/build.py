@@ -1,7 +1,8 @@
 """The draft's build, cached: target export -> self-distillation data -> readout subset -> training -> draft.onnx.
 
 ``build(export_dir, seed)`` returns ``<cache>/drafts/<target>-<key>/`` holding ``draft.onnx`` and ``draft.json``
-(``export.py`` states the graph's interface). The key hashes the target's identity (its files' sha256), the
+(``export.py`` states the graph's interface), and ``answers.json``, the target's answers as a table to copy from
+(``answers.py``). The key hashes the target's identity (its files' sha256), the
 trainer's code (every module of this package), the libraries that shape the bytes, the seed and the plan, so a
 changed trainer or target gives a new folder, never a stale draft. The same seed gives the same bytes.
 
@@ -29,6 +30,7 @@ from tokenizers import Tokenizer
 from model_export.build import _exclusive as exclusive  # the exporter's one lock (public by use; renaming it would re-key every export)
 from model_export.cache import cache_root, sha256_file
 
+from . import answers as draft_answers
 from . import data as draft_data
 from .export import OnnxDraft, to_onnx
 from .heads import Eagle, Readout, parameters
@@ -41,6 +43,7 @@ HERE = Path(__file__).parent
 _DATA_MODULES = ("data.py", "instructions.py", "target.py")
 _LIBRARIES = ("torch", "onnx", "onnxruntime", "numpy", "tokenizers")
 KEY_LENGTH = 16
+ANSWERS = "answers.json"  # the target's own answers as a table to copy from (answers.py)
 
 
 @dataclass(frozen=True)
@@ -235,6 +238,8 @@ def _build(target: Target, plan: Plan, seed: int, folder: Path, log) -> None:
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     (partial / "draft.onnx").write_bytes(to_onnx(model, calibration=calibration(data, plan.design.window)))
+    answers = draft_answers.table(data)
+    (partial / ANSWERS).write_text(json.dumps(answers, separators=(",", ":")) + "\n")
     info = {
         "format": FORMAT,
         "design": plan.design.name,
@@ -243,8 +248,11 @@ def _build(target: Target, plan: Plan, seed: int, folder: Path, log) -> None:
         "readout_size": plan.design.readout,
         "parameters": parameters(model),
         "target": {"identity": identity(target.manifest), "name": target.manifest["model"]["name"]},
-        "files": [{"name": "draft.onnx", "size": (partial / "draft.onnx").stat().st_size,
-                   "sha256": sha256_file(partial / "draft.onnx")}],
+        "files": [{"name": name, "size": (partial / name).stat().st_size, "sha256": sha256_file(partial / name)}
+                  for name in ("draft.onnx", ANSWERS)],
+        # "lookup+draft" copies from it where the text does not repeat (onepass/answers.py).
+        "answers": {"file": ANSWERS, "rows": sum(len(rows) for rows in answers["rows"].values()),
+                    **{k: answers[k] for k in ("orders", "min_count", "min_share", "sources")}},
         "training": {"seed": seed, "tokens": data.tokens(), "tokens_by_source": data.counts(),
                      "epochs": plan.recipe.epochs, "recipe": asdict(plan.recipe),
                      "precision": precision(plan.recipe), "mlp": plan.design.mlp,

@@ -92,7 +92,7 @@ def site_draft(manifest: dict | None) -> dict:
     if not draft:
         return {"unavailable": (manifest or {}).get("draft_unavailable") or "this site was built without a model"}
     return {"window": draft["window"], "parameters": draft["parameters"], "size": sum(f["size"] for f in draft["files"]),
-            "tokens": draft["training"]["tokens"]}
+            "tokens": draft["training"]["tokens"], "answers": draft.get("answers", {}).get("rows", 0)}
 
 
 def on_post_build(config):

@@ -14,8 +14,9 @@
  *                             each second while another tab downloads what this one needs), the tokenizer's
  *                             bytes as {id, type: 'file', name, bytes} (transferred) as soon as they are here,
  *                             then {manifest, threads, ort, modelFromHeap, chunksKeptApart, modelKept,
- *                             draft, timings: {ort_start, model_bytes, onnx_session, draft_session?}}
- *                             (`draft`: whether the draft model's session was made: the manifest has a `draft`)
+ *                             draft, draftAnswers, timings: {ort_start, model_bytes, onnx_session, draft_session?}}
+ *                             (`draft`: whether the draft model's session was made: the manifest has a `draft`;
+ *                             `draftAnswers`: the text of its table of the model's answers, or null)
  *   open {session, kvCache}   | run {session, newIds, start, wantLogits, rowsFrom, hidden} | rollback {session, length}
  *   closeAll                  the bridge's calls (bridge.js), sessions named by the caller's ids
  *   draftStep {features, tokens, sampling}  one small pass of the draft model (bridge.js's DraftBridge)
@@ -110,8 +111,15 @@ async function load(id, { threads }) {
     chunksKeptApart: model.keptApart,
     modelKept: model.kept,
     draft: Boolean(draft),
+    draftAnswers: draft ? answersText(model) : null,
     timings,
   };
+}
+
+/** The table of the model's own answers that the draft ships for "Copy first" (draft.json's `answers`), or null. */
+function answersText(model) {
+  const bytes = model.files[model.manifest.draft.answers?.file];
+  return bytes ? new TextDecoder().decode(bytes) : null;
 }
 
 /**

@@ -165,7 +165,7 @@ async function ready(model, channel, text, runtime, timings, since) {
   const browser = pyodide.pyimport('onepass.backends.browser');
   const panels = pyodide.pyimport('onepass.panels');
   // The bridge and the tokenizer go to Python as plain JS objects: the algorithms never import `js` or a JS module.
-  const backend = browser.BrowserModel(bridge.module(), JSON.stringify(model.manifest));
+  const backend = browser.BrowserModel(bridge.module(), JSON.stringify(model.manifest), model.draftAnswers ?? '');
   const pyTokenizer = browser.BrowserTokenizer({
     encode: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids,
     decode: (ids) => decoder.decode(ids.toJs()),

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from model_export.build import build
+from model_export.cache import sha256_file
 
 DATA = Path(__file__).parent / "data"
 
@@ -59,6 +60,35 @@ def ids_of(folder: Path, text: str) -> list[int]:
     from tokenizers import Tokenizer
 
     return Tokenizer.from_file(str(folder / "tokenizer.json")).encode(text).ids
+
+
+def with_own_answers(export: Path, draft: Path, texts: list[str], folder: Path, max_new: int = 16) -> Path:
+    """A copy of the ``draft`` folder at ``folder`` whose table of answers (draft/answers.py) holds the model's own
+    greedy answers to ``texts`` (every context, seen once or more): the tiny draft's own table has no confident row
+    (its training answers are a random model's), so this is what makes "lookup+draft" copy from the answers."""
+    import shutil
+
+    import numpy as np
+
+    from draft.answers import table
+    from draft.data import Sequences
+    from draft.target import Target
+
+    target, data = Target(export, threads=1), Sequences()
+    for text in texts:
+        prompt = ids_of(export, text)
+        ids = target.greedy([prompt], max_new)[0][0]
+        data.add(ids, ids[1:] + [0], np.zeros((len(ids), 1)), "chat", len(prompt))
+    shutil.copytree(draft, folder)
+    answers = table(data, min_count=1)
+    (folder / "answers.json").write_text(json.dumps(answers))
+    info = json.loads((folder / "draft.json").read_text())
+    info["answers"]["rows"] = sum(len(rows) for rows in answers["rows"].values())
+    for entry in info["files"]:
+        if entry["name"] == "answers.json":
+            entry.update(size=(folder / "answers.json").stat().st_size, sha256=sha256_file(folder / "answers.json"))
+    (folder / "draft.json").write_text(json.dumps(info))
+    return folder
 
 
 def manifest_of(folder: Path) -> dict:

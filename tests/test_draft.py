@@ -131,3 +131,22 @@ def test_acceptance_walks_rounds_like_the_drafted_loop():
     result = acceptance(lambda hidden, ids_, p, gamma: ids[p + 1:p + 1 + gamma].tolist(), [(ids, None, 5)], gamma=3)
     assert result.alphas() == [1.0, 1.0, 1.0]
     assert result.tried == [4, 4, 3] and result.rounds == 4 and result.tokens == 4 + 4 + 4 + 3
+
+
+def test_the_answers_table_keeps_confident_answer_rows_only():
+    from draft.answers import table
+    from draft.data import Sequences
+
+    data = Sequences()
+    # An answer (from position 2 on) whose context 5 6 is followed by 7 three times and by 8 once, 7 5 by 6 three
+    # times, 6 7 by 9, 3 and 5 (too split to keep), the first pairs once (too few); then a teacher-forced text, which
+    # the table never reads.
+    ids = [1, 2, 5, 6, 7, 5, 6, 7, 5, 6, 7, 5, 6, 8]
+    choices = ids[1:] + [0]
+    choices[4], choices[7] = 9, 3  # the target's choices after 5 6 7 (twice): 9 and 3
+    data.add(ids, choices, np.zeros((len(ids), 2)), "chat", 2)
+    data.add([5, 6, 4, 4], [4, 4, 4, 4], np.zeros((4, 2)), "code", 0)
+    built = table(data, orders=(2,), min_count=2, min_share=0.7)
+    assert built["rows"]["2"] == [[5, 6, 7], [7, 5, 6]]  # 5 6 -> 7 (3 of 4); 7 5 -> 6 (3 of 3)
+    assert built["orders"] == [2] and built["sources"] == ["chat", "library"]
+    assert table(data, orders=(2,), min_count=2, min_share=0.8)["rows"]["2"] == [[7, 5, 6]]

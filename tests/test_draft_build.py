@@ -71,7 +71,10 @@ def test_the_built_draft_keeps_the_interface_and_a_rebuild_gives_the_same_bytes(
     target = Target(tiny_export)
     assert info["format"] == 1 and info["hidden_size"] == 64 and info["target"]["identity"] == ":".join(
         f["sha256"] for f in target.manifest["files"])
-    assert {f["name"] for f in info["files"]} == {"draft.onnx"}
+    assert [f["name"] for f in info["files"]] == ["draft.onnx", "answers.json"]
+    answers = json.loads((folder / "answers.json").read_text())
+    assert info["answers"]["rows"] == sum(len(rows) for rows in answers["rows"].values())
+    assert answers["orders"] == info["answers"]["orders"] == [4, 3, 2]
     assert set(info["acceptance"]["by_gamma"]) == {str(g) for g in range(1, 7)}
     session = ort.InferenceSession(str(folder / "draft.onnx"), providers=["CPUExecutionProvider"])
     assert [i.name for i in session.get_inputs()] == ["features", "tokens"]
@@ -85,6 +88,7 @@ def test_the_built_draft_keeps_the_interface_and_a_rebuild_gives_the_same_bytes(
     first = (folder / "draft.onnx").read_bytes()
     again = draft_build.build(tiny_export, seed=0, force=True)
     assert again == folder and (again / "draft.onnx").read_bytes() == first
+    assert json.loads((again / "answers.json").read_text()) == answers
     assert draft_build.build(tiny_export, seed=0) == folder  # cached: no rebuild
 
 

@@ -18,7 +18,7 @@ from onepass.chisquare import two_samples
 from onepass.cli import main
 from onepass.exactness import compare, summarize
 from onepass.sampled import whole_runs
-from tests.conftest import ids_of
+from tests.conftest import ids_of, with_own_answers
 
 PROMPTS = ["The capital of France is", "def add(a, b):\n    return", "Once upon a time there was", "1, 2, 3,"]
 RUNS = 10_000  # issue 25: at least 10,000 runs of each kind natively on the tiny model
@@ -97,3 +97,18 @@ def test_drafted_sampling_follows_plain_sampling_over_whole_runs(tiny_export, ti
     assert verdict.dof > 20 and verdict.p_value > 0.01, verdict
     wrong = first_tokens(model, prompt, draft, RUNS // 5, 3, drafted=True, rule=lambda p, q, u: True)
     assert two_samples(plain, wrong).p_value < 1e-6
+
+
+def test_copy_first_copies_from_the_models_own_answers(tiny_model, tiny_export, tiny_draft, tmp_path):
+    """A draft folder whose answers.json holds the model's own answers to the prompts (``with_own_answers``): copy
+    first must copy from it, be right, and leave the text greedy's."""
+    draft = NativeDraft(with_own_answers(tiny_export, tiny_draft, PROMPTS, tmp_path / "draft"), target=tiny_model.manifest)
+    assert len(draft.answers) > 0
+    outcomes = []
+    for index, text in enumerate(PROMPTS):
+        outcomes += asyncio.run(compare(tiny_model, index, ids_of(tiny_export, text), 16, [("lookup+draft", True)],
+                                        draft=draft, gamma=2))
+    row = summarize(outcomes)[0]
+    assert row["share"] == 1.0
+    # Whole answers copied in a few passes: far fewer passes than tokens.
+    assert row["passes"] * 2 < row["tokens"], row

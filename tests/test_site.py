@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from hooks.model import megabytes, millions
+from model_export.cache import sha256_file
 
 pytestmark = pytest.mark.slow  # the site is built
 
@@ -103,9 +104,12 @@ def test_the_draft_ships_with_the_model_and_the_pages_state_the_total(tiny_expor
     site = build_site(tiny_export, tmp_path / "site", draft_dir=tiny_draft)
     shipped = json.loads((site / "model" / "manifest.json").read_text())
     draft = json.loads((tiny_draft / "draft.json").read_text())
-    (entry,) = shipped["draft"]["files"]
-    whole = b"".join(gzip.decompress((site / "model" / chunk["name"]).read_bytes()) for chunk in entry["chunks"])
-    assert hashlib.sha256(whole).hexdigest() == draft["files"][0]["sha256"] == shipped["draft"]["identity"]
+    # The draft's graph and the table of the model's answers it copies from, each whole from its chunks.
+    assert [entry["name"] for entry in shipped["draft"]["files"]] == ["draft.onnx", "answers.json"]
+    for entry, built in zip(shipped["draft"]["files"], draft["files"], strict=True):
+        whole = b"".join(gzip.decompress((site / "model" / chunk["name"]).read_bytes()) for chunk in entry["chunks"])
+        assert hashlib.sha256(whole).hexdigest() == built["sha256"] == sha256_file(tiny_draft / entry["name"])
+    assert shipped["draft"]["identity"] == ":".join(entry["sha256"] for entry in draft["files"])
     assert shipped["download_size"] == shipped["model_download_size"] + shipped["draft"]["download_size"]
     assert "draft_unavailable" not in shipped
     home = (site / "index.html").read_text()

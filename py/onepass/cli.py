@@ -50,7 +50,8 @@ def parser() -> argparse.ArgumentParser:
     add_model_arguments(run)
     run.add_argument("--text", required=True, help="the prompt (chat markers such as <|im_start|> are special tokens)")
     run.add_argument("--mode", choices=("greedy", "lookup", "guess", *DRAFTING), default="lookup",
-                     help="lookup+draft: prompt lookup's copy where the text repeats, else the draft model's")
+                     help="lookup+draft: prompt lookup's copy where the text repeats, else the model's earlier answers' "
+                          "(when the draft has them), else the draft model's")
     run.add_argument("--guess", help="with --mode guess: the continuation you expect")
     add_draft_arguments(run)
     run.add_argument("--max-new", type=int, default=64, help="most tokens to generate (default 64)")
@@ -144,7 +145,7 @@ def run_command(args) -> int:
     if draft:
         own, copies = propose.split(run.passes)
         drafting = {"gamma": gamma, "passes": propose.passes, "seconds": propose.seconds, "copies": len(copies),
-                    "acceptance": per_position(own)}
+                    "answers": propose.kinds.count("answers"), "acceptance": per_position(own)}
     if args.json:
         print(json.dumps({"model": model.facts.name, "text": args.text, "generated": tokenizer.decode(run.tokens),
                           "run": run.as_dict(), **({"draft": drafting} if draft else {})}, ensure_ascii=False, indent=1))
@@ -152,7 +153,8 @@ def run_command(args) -> int:
         print_run(run, model.facts.name, tokenizer)
         if draft:
             alphas = ", ".join(f"{found['alpha']:.2f}" for found in drafting["acceptance"])
-            copies = f", {drafting['copies']} rounds copied from the text" if args.mode != "draft" else ""
+            copies = (f", {drafting['copies']} rounds copied ({drafting['answers']} of them from the model's earlier "
+                      "answers, the rest from the text)") if args.mode != "draft" else ""
             print(f"draft model: gamma {gamma}, {drafting['passes']} small passes in {drafting['seconds']:.2f} s{copies}; "
                   f"acceptance per draft position: {alphas}")
     return 0

@@ -197,7 +197,8 @@ class PassRow(TypedDict):
     timing: NotRequired[dict[str, float]]  # the browser's: seconds per part of TIMING
     draft_passes: NotRequired[int]  # the draft modes': the draft model's small passes before this pass ...
     draft_seconds: NotRequired[float]  # ... and their seconds (onnxruntime's own)
-    copied: NotRequired[bool]  # "lookup+draft": this pass checked prompt lookup's copy, not the draft's tokens
+    copied: NotRequired[bool]  # "lookup+draft": this pass checked a copy, not the draft's tokens ...
+    answers: NotRequired[bool]  # ... from the model's own earlier answers (answers.py), not from the text (``match``)
 
 
 class PassEvent(TypedDict):
@@ -243,8 +244,9 @@ class DraftFigures(TypedDict):
     predicted: float | None  # the formula's speed-up at alpha, gamma and c (speedup.py)
     best_gamma: int | None  # the formula's best draft length at alpha and c (0: drafting does not pay)
     best_predicted: float | None
-    copies: int  # rounds that checked prompt lookup's copy instead ("lookup+draft"; 0 in "draft")
+    copies: int  # rounds that checked a copy instead ("lookup+draft"; 0 in "draft"): from the text or the answers
     copied_tokens: int  # ... and the copied tokens they kept
+    answers: int  # of the copies, those from the model's own earlier answers (answers.py; 0 where none are shipped)
 
 
 class Baseline(TypedDict):

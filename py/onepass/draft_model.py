@@ -10,8 +10,9 @@ rolled back when verification rejects a drafted token. Verification keeps the te
 proposes; a better draft only saves passes.
 
 With ``copy_first`` (the "lookup+draft" proposer) the text is asked first: where its last two tokens occurred
-before, prompt lookup's copy is proposed instead (``lookup.py``; no small pass), and the draft drafts only where
-the text does not repeat itself. The draft was never taught to copy, and copying is free.
+before, prompt lookup's copy is proposed instead (``lookup.py``; no small pass); failing that, where the draft ships
+a table of the model's own earlier answers (``answers.py``), what they continue the text's last tokens with; and the
+draft drafts only where neither has a copy. The draft was never taught to copy, and copying is free.
 """
 
 import random
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from .answers import Answers
 from .lookup import copied, lookup_match, shown
 from .sampling import pick, tempered
 
@@ -38,6 +40,7 @@ class DraftStep:
 
 class DraftModel(Protocol):
     window: int  # the most (feature, token) pairs one small pass reads
+    answers: Answers | None  # the model's own earlier answers, to copy from with ``copy_first`` (None: not shipped)
 
     async def step(self, features: list[list[float]], tokens: list[int], *, sampling: bool = False) -> DraftStep:
         """One small pass over ``features`` (at positions i .. i+n-1) and ``tokens`` (at i+1 .. i+n); with
@@ -55,7 +58,7 @@ class ModelDraft:
         if gamma < 1:
             raise ValueError(f"a draft model proposes at least one token, got gamma={gamma}")
         self.draft, self.gamma, self.copy_first = draft, gamma, copy_first
-        self.kinds: list[str] = []  # per greedy proposal, in the passes' order: "draft", "copy" or "none"
+        self.kinds: list[str] = []  # per greedy proposal, in the passes' order: "draft", "copy", "answers" or "none"
         self.match: dict | None = None  # the last copy's match, as prompt lookup shows it (``{n, at, ngram}``)
         self.wanted = draft.window  # features the target returns per pass: what one small pass reads at most
         self.features: dict[int, list[float]] = {}  # position -> the target's feature there
@@ -77,16 +80,21 @@ class ModelDraft:
                 self.kinds.append("copy")
                 self.match = shown(text, found)
                 return copied(text, found)
+            remembered = self.draft.answers(text) if self.draft.answers else []
+            if remembered:
+                self.kinds.append("answers")
+                return remembered
         proposal = [token for token, _ in await self.drafts(text, lambda step: (step.token, None), sampling=False)]
         self.kinds.append("draft" if proposal else "none")
         return proposal
 
     def split(self, passes: list) -> tuple[list, list]:
         """A run's passes (``PassRecord``, in order) as those that checked the draft model's proposal (or none) and
-        those that checked a copy from the text: the draft's acceptance is measured on the first alone."""
+        those that checked a copy, from the text or the answers: the draft's acceptance is measured on the first
+        alone."""
         own, copies = [], []
         for record, kind in zip(passes, self.kinds, strict=True):
-            (copies if kind == "copy" else own).append(record)
+            (copies if kind in ("copy", "answers") else own).append(record)
         return own, copies
 
     async def sample(self, text: list[int], temperature: float, rng: random.Random) -> list[tuple[int, dict]]:

@@ -4,7 +4,7 @@ For each prompt, greedy decoding with the KV cache is the reference; every mode
 (a proposer, with the cache on or off) must reproduce it exactly. Proposers that
 need the answer — a perfect, a noisy and a deliberately wrong draft, and a
 fixed guess that goes wrong halfway — get it from the reference run. A draft
-model (``draft``, and ``lookup+draft``, which copies where the text repeats) is
+model (``draft``, and ``lookup+draft``, which copies where the text repeats or the model's answers did) is
 checked like any other proposer, and its acceptance per draft position and its
 cost are measured on the way (of its own proposals only, not the copies).
 

@@ -327,7 +327,8 @@ def draft_figures(propose: ModelDraft, run: Run, baseline: Run | None) -> dict:
             "seconds": propose.seconds, "acceptance": per_position(own), "alpha": alpha, "c": c,
             "predicted": speedup(alpha, propose.gamma, c) if known else None, "best_gamma": best,
             "best_predicted": speedup(alpha, best, c) if known else None,
-            "copies": len(copies), "copied_tokens": sum(record.accepted for record in copies)}
+            "copies": len(copies), "copied_tokens": sum(record.accepted for record in copies),
+            "answers": propose.kinds.count("answers")}
 
 
 class Reporter:
@@ -354,9 +355,12 @@ class Reporter:
             row["draft_passes"], row["draft_seconds"] = passes - self.drafted[0], seconds - self.drafted[1]
             self.drafted = (passes, seconds)
             if self.draft.copy_first:
-                row["copied"] = self.draft.kinds[-1] == "copy"
-                if row["copied"]:
+                kind = self.draft.kinds[-1]
+                row["copied"] = kind in ("copy", "answers")
+                if kind == "copy":
                     row["match"] = self.draft.match  # where it copied from, drawn as step 5 draws it
+                elif kind == "answers":
+                    row["answers"] = True
         # The pass's text and labels are part of it: their crossings to the tokenizer are the bridge's (clock.py).
         event = {"pass": row, "text": self.stream.push(record.added), "labels": pass_labels(self.tokenizer, row)}
         if self.baseline:

@@ -18,6 +18,7 @@ import json
 import statistics
 import time
 
+from ..answers import Answers
 from ..draft_model import DraftStep
 from ..seam import Facts, Pass, check_rows
 from .clock import PassClock
@@ -67,14 +68,15 @@ class BrowserTokenizer:
 
 class BrowserModel:
     """The export in the worker; ``manifest`` is the site's manifest.json text. ``draft`` is the draft model the
-    site ships (its manifest's ``draft``), or None, with ``draft_unavailable`` saying why when the build said."""
+    site ships (its manifest's ``draft``), or None, with ``draft_unavailable`` saying why when the build said;
+    ``answers`` the text of the draft's table of the model's answers ("" where it ships none)."""
 
-    def __init__(self, bridge, manifest: str):
+    def __init__(self, bridge, manifest: str, answers: str = ""):
         self.bridge = bridge
         found = json.loads(manifest)
         self.facts = Facts.from_manifest(found)
         self.clock = PassClock()  # its sessions add what they measure; a run takes a lap per pass
-        self.draft = BrowserDraft(bridge, found["draft"], self.clock) if found.get("draft") else None
+        self.draft = BrowserDraft(bridge, found["draft"], self.clock, answers) if found.get("draft") else None
         self.draft_unavailable = found.get("draft_unavailable")
 
     def session(self, kv_cache: bool = True) -> "BrowserSession":
@@ -121,9 +123,10 @@ class BrowserDraft:
     time the model's (a draft model's run is onnxruntime's as the target's is: "Under the hood" has no part of its
     own for it)."""
 
-    def __init__(self, bridge, manifest: dict, clock: PassClock | None = None):
+    def __init__(self, bridge, manifest: dict, clock: PassClock | None = None, answers: str = ""):
         self.bridge = bridge
         self.window = int(manifest["window"])
+        self.answers = Answers(json.loads(answers)) if answers else None
         self.clock = clock or PassClock()
 
     async def step(self, features: list[list[float]], tokens: list[int], *, sampling: bool = False) -> DraftStep:

@@ -6,7 +6,8 @@ A pass fetches the argmax, the top-k and the new KV cache, and the logits and th
 hidden states (the features a draft model reads) only when asked.
 
 ``NativeDraft`` runs a draft model the same way (a folder with ``draft.onnx`` and
-``draft.json``, built by ``python -m draft``), behind ``draft_model.DraftModel``:
+``draft.json``, built by ``python -m draft``, and the table of the target's own
+answers in ``answers.json``), behind ``draft_model.DraftModel``:
 a small pass feeds the last n (feature, token) pairs as ``features`` [1, n, d]
 and ``tokens`` [1, n]; the drafted loop needs the last row's predicted
 ``feature`` and ``argmax`` (a full-vocabulary id).
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 
+from ..answers import Answers
 from ..draft_model import DraftStep
 from ..seam import Facts, Pass
 from .sessions import CachedSession, UncachedSession
@@ -148,6 +150,8 @@ class NativeDraft:
         # of 1.09x (benchmarks/FINDINGS.md, "The draft model", 2026-12-02 evening).
         self.onnx = ort.InferenceSession(str(folder / self.manifest.get("graph", "draft.onnx")),
                                          session_options(threads, spinning=False), providers=["CPUExecutionProvider"])
+        answers = self.manifest.get("answers")
+        self.answers = Answers(json.loads((folder / answers["file"]).read_text())) if answers else None
 
     async def step(self, features: list[list[float]], tokens: list[int], *, sampling: bool = False) -> DraftStep:
         """One small pass; for ``sampling`` also its ``top_k`` most likely tokens and their probabilities (q)."""

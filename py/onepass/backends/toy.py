@@ -103,6 +103,7 @@ class ToyDraft:
     def __init__(self, model: ToyModel, error_rate: float = 0.0, rng: random.Random | None = None,
                  window: int = 4):
         self.model, self.error_rate, self.rng, self.window = model, error_rate, rng or random.Random(0), window
+        self.answers = None  # no table of earlier answers: "lookup+draft" copies from the text alone
 
     async def step(self, features: list[list[float]], tokens: list[int], *, sampling: bool = False) -> DraftStep:
         context = [int(x) for x in features[-1] if x >= 0] + [tokens[-1]]

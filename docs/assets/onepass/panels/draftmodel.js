@@ -6,7 +6,9 @@
  * py/onepass/panels.py's draft figures) go on the speed-up chart above, the formula's prediction beside the
  * measured speed-up. "Best for my machine" sets the draft length to the formula's best at the measured α and c.
  * "Copy first" asks the text before the draft (the "lookup+draft" mode): prompt lookup's copy where the text's last
- * two tokens occurred before, the draft model's tokens elsewhere; α and c are then the draft's rounds alone.
+ * two tokens occurred before, else what the model's own earlier answers continued the last tokens with (the table the
+ * build made from the draft's training answers), the draft model's tokens elsewhere; α and c are then the draft's
+ * rounds alone.
  * A site built without a draft model says so, and the rest of the page works.
  */
 import { DEFAULTS, SITE_DRAFT } from './defaults.js';
@@ -30,7 +32,7 @@ export function mountDraftModel(root) {
   const figures = el('p', { className: 'onepass-draft-figures' });
   const bestNote = el('p', { className: 'onepass-best-note', role: 'status' });
   frame.run.before(el('label', {}, ['Draft length γ ', gamma]), best,
-    el('label', { title: 'Prompt lookup (step 5) where the text repeats itself, the draft model elsewhere' },
+    el('label', { title: "Prompt lookup (step 5) where the text repeats itself, else the model's own earlier answers, the draft model elsewhere" },
       [copyFirst, ' Copy first']));
   frame.extra.append(about);
   root.append(compare, figures, bestNote);
@@ -52,7 +54,12 @@ export function mountDraftModel(root) {
       + `position${SITE_DRAFT.window === 1 ? '' : 's'} and the tokens there, and guesses the next token, as EAGLE does (Li and `
       + 'colleagues, 2024); the model itself is unchanged. Your text is then written one token per pass too, to check it is '
       + 'identical and to time both; your run\'s α and c go on the chart below. The draft was never taught to copy: tick '
-      + '"Copy first" and wherever your text\'s last two tokens occurred before, step 5\'s free copy is checked instead.';
+      + '"Copy first" and wherever your text\'s last two tokens occurred before, step 5\'s free copy is checked instead; '
+      + (SITE_DRAFT.answers
+        ? `elsewhere, wherever the model's own answers to the draft's training requests went on the same way after the last `
+          + `few tokens (${SITE_DRAFT.answers.toLocaleString('en')} such endings kept), that copy is checked, as REST does `
+          + '(He and colleagues, 2023). Copies cost no small pass.'
+        : 'copies cost no small pass.');
   }
 
   function draftLength() {
@@ -75,7 +82,8 @@ export function mountDraftModel(root) {
   function show(result) {
     const { draft, baseline: one, totals } = result;
     const copies = result.mode === 'lookup+draft'
-      ? ` (${draft.copies} of them checked a copy from the text, which kept ${draft.copied_tokens} tokens)` : '';
+      ? ` (${draft.copies} of them checked a copy, ${draft.copies - draft.answers} from the text and ${draft.answers} from the `
+        + `model's earlier answers, which kept ${draft.copied_tokens} tokens)` : '';
     compare.textContent = `Identical to one at a time: ${one.identical ? 'yes' : 'no'} · with the draft model: ${totals.passes} passes `
       + `of the model${copies} and ${draft.passes} small passes of the draft, ${ms(result.wall_seconds)} on the wall clock · one at a time: `
       + `${one.totals.passes} passes, ${ms(one.wall_seconds)} · ${totals.tokens} tokens, ${totals.accepted} of ${totals.drafted} `
@@ -86,7 +94,7 @@ export function mountDraftModel(root) {
       measured = null;
       best.disabled = true;
       figures.textContent = draft.copies
-        ? 'The draft model drafted nothing in this run (every round copied from the text), so it measured no α or c.'
+        ? 'The draft model drafted nothing in this run (every round copied), so it measured no α or c.'
         : 'Nothing was drafted in this run (it was too short), so it measured no α or c: write more tokens.';
       showDraftRun(null);
       return;

@@ -93,7 +93,7 @@ export class PassView {
     this.draftPasses = (this.draftPasses ?? 0) + pass.draft_passes;
     this.draftSeconds += pass.draft_seconds;
     let text = 'draft: nothing to read yet, so';
-    if (pass.copied) text = 'no small pass: copied from the text, then';
+    if (pass.copied) text = `no small pass: copied from ${pass.answers ? "the model's earlier answers" : 'the text'}, then`;
     else if (pass.draft_passes) text = `draft: ${pass.draft_passes} small pass${pass.draft_passes === 1 ? '' : 'es'}, ${ms(pass.draft_seconds)}, then`;
     return el('span', { className: 'onepass-pass-draft', textContent: text });
   }
