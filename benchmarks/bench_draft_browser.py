@@ -4,17 +4,21 @@ the site ``make serve`` builds.
 
     .venv/bin/python -m benchmarks.bench_draft_browser [--site site] [--source default] [--gammas 1,2] [--every 1]
                                                        [--modes draft,lookup+draft] [--max-new 64] [--threads 2]
+                                                       [--without-answers]
 
 Each prompt runs once per draft length, drafted and then one at a time in the same request, as the panel runs it:
 the wall clock of both, measured in the worker's Python, gives the tab's speed-up; the draft's small passes give its
 cost c against the tab's own one-token passes (``acceptance.cost_ratio``). Step 5's examples run one at a time,
 with prompt lookup and with the draft (medians of three). The text must equal one at a time on every prompt.
 Prints one JSON object with the issue's targets beside the figures; asserts nothing. ``--site`` serves a site already
-built (``make site``); without it the site is built with the export and its draft into a temporary folder.
+built (``make site``); without it the site is built with the export and its draft into a temporary folder, with
+``--without-answers`` from a copy of the draft whose table of the model's answers is empty (copy first from the text
+only: the native benchmark's row "lookup+draft, text only").
 """
 
 import argparse
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -25,6 +29,7 @@ from playwright.sync_api import sync_playwright
 
 from benchmarks.bench_draft import PROMPTS, TARGETS
 from model_export.build import build
+from model_export.cache import sha256_file
 from onepass.contract import DRAFTING
 from onepass.examples import EXAMPLES, chat
 from tools.site import CHROMIUM, CHROMIUM_ARGS, Server, build_site
@@ -124,6 +129,21 @@ def measure(url: str, prompts: list[str], gammas: list[int], max_new: int, threa
     return figures
 
 
+def without_answers(draft: Path, folder: Path) -> Path:
+    """A copy of the draft folder ``draft`` in ``folder`` whose table of the model's answers has no rows."""
+    shutil.copytree(draft, folder)
+    manifest = json.loads((folder / "draft.json").read_text())
+    path = folder / manifest["answers"]["file"]
+    table = json.loads(path.read_text())
+    path.write_text(json.dumps({**table, "rows": {order: [] for order in table["rows"]}}) + "\n")
+    for entry in manifest["files"]:
+        if entry["name"] == path.name:
+            entry.update(size=path.stat().st_size, sha256=sha256_file(path))
+    manifest["answers"]["rows"] = 0
+    (folder / "draft.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    return folder
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--site", type=Path, help="a built site (make site); default: build one with the draft")
@@ -134,7 +154,11 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=1, help="every N-th held-out prompt only")
     parser.add_argument("--max-new", type=int, default=64)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--without-answers", action="store_true",
+                        help="build the site with the draft's table of answers emptied (not with --site)")
     args = parser.parse_args()
+    if args.site and args.without_answers:
+        parser.error("--without-answers builds its own site: leave out --site")
 
     prompts = json.loads(PROMPTS.read_text())[::args.every]
     gammas = [int(g) for g in args.gammas.split(",") if g]
@@ -145,6 +169,8 @@ def main() -> None:
             from draft.build import build as build_draft
 
             draft = args.draft or build_draft(export, log=lambda message: print(message, file=sys.stderr))
+            if args.without_answers:
+                draft = without_answers(draft, Path(scratch) / "draft")
             site = build_site(export, Path(scratch) / "site", chunk_mb="50", draft_dir=draft)
         manifest = json.loads((site / "model" / "manifest.json").read_text())
         if "draft" not in manifest:

@@ -112,3 +112,19 @@ def test_copy_first_copies_from_the_models_own_answers(tiny_model, tiny_export, 
     assert row["share"] == 1.0
     # Whole answers copied in a few passes: far fewer passes than tokens.
     assert row["passes"] * 2 < row["tokens"], row
+
+
+def test_the_tab_benchmark_s_draft_without_answers_copies_from_the_text_only(tiny_model, tiny_export, tiny_draft,
+                                                                             tmp_path):
+    """bench_draft_browser --without-answers: the same draft, its table empty and its draft.json still true."""
+    from benchmarks.bench_draft_browser import without_answers
+    from model_export.cache import sha256_file
+
+    full = with_own_answers(tiny_export, tiny_draft, PROMPTS, tmp_path / "full")
+    folder = without_answers(full, tmp_path / "text-only")
+    manifest = json.loads((folder / "draft.json").read_text())
+    assert all(entry["sha256"] == sha256_file(folder / entry["name"]) for entry in manifest["files"])
+    assert (folder / "draft.onnx").read_bytes() == (full / "draft.onnx").read_bytes()
+    draft = NativeDraft(folder, target=tiny_model.manifest)
+    assert len(draft.answers) == 0 and manifest["answers"]["rows"] == 0
+    assert draft.answers(ids_of(tiny_export, PROMPTS[0])) == []
