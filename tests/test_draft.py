@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 
 from draft.heads import Eagle, Medusa, Readout
@@ -16,6 +17,7 @@ BENCHMARK = Path(__file__).parent.parent / "benchmarks" / "draft_prompts.json"
 VOCAB, D = 50, 16
 
 
+@pytest.mark.slow  # reads every standard-library module's docstrings: about 10 s
 def test_training_instructions_and_benchmark_prompts_do_not_meet():
     held_out = json.loads(BENCHMARK.read_text())
     assert len(held_out) >= 20 and len(set(held_out)) == len(held_out)
