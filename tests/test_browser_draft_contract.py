@@ -44,6 +44,39 @@ def test_a_draft_run_with_its_baseline_reports_its_rounds_alpha_c_and_the_predic
     assert figures["best_gamma"] == MAX_GAMMA and result["wall_seconds"] > 0 and result["baseline"]["speedup"] > 0
 
 
+def test_a_model_s_first_timed_comparison_is_warmed_up_once_unshown_and_uncounted():
+    """Before a model's first run with a baseline, a few tokens of each run go through it untimed (panels.warm_up:
+    a tab's first passes of each shape are slower); nothing of them reaches the events, the figures or the wall
+    clock, and the next request does not warm up again."""
+    model, events = toy(), []
+    model.run = counted(model.run)
+    request = {"text": "abcabc", "mode": "draft", "gamma": 2, "baseline": True, "maxNew": 20}
+    first = run("generate", request, model, events)
+    shown = first["totals"]["passes"] + first["baseline"]["totals"]["passes"]
+    assert len(events) == shown and model.run.calls > shown  # the warm-up's passes were run, and not shown
+    warmed = model.run.calls
+    second = run("generate", request, model, [])
+    assert model.run.calls - warmed == shown  # once per model
+    def rounds(result):
+        return [(p["fed"], p["draft"], p["predicted"]) for p in result["passes"]]
+
+    assert first["tokens"] == second["tokens"] and rounds(first) == rounds(second)
+    assert first["draft"]["passes"] == second["draft"]["passes"] and first["draft"]["acceptance"] == second["draft"]["acceptance"]
+    unwarmed = toy()  # a request without a baseline times nothing and warms nothing
+    unwarmed.run = counted(unwarmed.run)
+    plain = run("generate", {**request, "baseline": False}, unwarmed)
+    assert unwarmed.run.calls == plain["totals"]["passes"]
+
+
+def counted(function):
+    def wrapper(*args, **kwargs):
+        wrapper.calls += 1
+        return function(*args, **kwargs)
+
+    wrapper.calls = 0
+    return wrapper
+
+
 def test_a_draft_run_without_its_baseline_has_no_c():
     result = run("generate", {"text": "abcabc", "mode": "draft", "maxNew": 8}, toy(error_rate=1.0))
     assert "baseline" not in result and result["draft"]["alpha"] == 0.0

@@ -53,7 +53,9 @@ export function mountDraftModel(root) {
       + `state (its features, which the verifying pass computes anyway) at the last ${SITE_DRAFT.window} `
       + `position${SITE_DRAFT.window === 1 ? '' : 's'} and the tokens there, and guesses the next token, as EAGLE does (Li and `
       + 'colleagues, 2024); the model itself is unchanged. Your text is then written one token per pass too, to check it is '
-      + 'identical and to time both; your run\'s α and c go on the chart below. The draft was never taught to copy: tick '
+      + 'identical and to time both (before the first such run, a few tokens of each go through untimed: a tab\'s first '
+      + 'passes run slower while the browser compiles); your run\'s α and c go on the chart below. The draft was never '
+      + 'taught to copy: tick '
       + '"Copy first" and wherever your text\'s last two tokens occurred before, step 5\'s free copy is checked instead; '
       + (SITE_DRAFT.answers
         ? `elsewhere, wherever the model's own answers to the draft's training requests went on the same way after the last `
