@@ -304,8 +304,8 @@ async def warm_up(model, prompt: list[int], mode: str, gamma: int, kv_cache: boo
     """Once per model, before its first timed comparison: ``WARM_UP_TOKENS`` tokens drafted in ``mode`` and as many
     one at a time, untimed and not shown. A tab's first passes of each shape run several times slower than its later
     ones (measured on step 6's default text, right after loading: the drafted run's first pass 832 ms against 166 ms
-    in the next run, its next five 115-286 ms against 81-88), while the browser compiles the runtime's WebAssembly in
-    tiers; the drafted run, which goes first, would pay that alone and look slower than it is."""
+    in the next run, its next five 115-286 ms against 81-88), most likely while the browser compiles the runtime's
+    WebAssembly in tiers; the drafted run, which goes first, would pay that alone and look slower than it is."""
     if model in _warmed:
         return
     propose = None
