@@ -147,6 +147,8 @@ def test_the_panel_runs_end_to_end(page, tiny_server):
     assert panel.get_attribute("data-state") is None
     assert "parameters" in panel.locator(".onepass-draft-about").inner_text()
     assert panel.locator(".onepass-best").is_disabled()
+    # The text goes as a chat turn unless the reader unticks it; the prompt shown is the one sent.
+    assert panel.locator(".onepass-as-chat").is_checked()
     panel.locator(".onepass-text").fill("<b>bold?</b> The cat sat on the mat and the cat sat on the")
     panel.locator(".onepass-gamma").fill("3")
     panel.locator(".onepass-run").click()
@@ -166,6 +168,7 @@ def test_the_panel_runs_end_to_end(page, tiny_server):
     assert panel.locator(".onepass-passes .onepass-tok--corrected").count() > 0
     assert panel.locator(".onepass-output b").count() == 0
     assert "<b>bold?</b>" in panel.locator(".onepass-output").inner_text()
+    assert panel.locator(".onepass-prompt").inner_text().startswith("<|im_start|>user\n<b>bold?</b> The cat")
     figures = panel.locator(".onepass-draft-figures").inner_text()
     assert "by draft position" in figures and "c =" in figures and "predicts" in figures
     # Alpha and c on the chart: the formula at them and the measured point.
@@ -179,7 +182,9 @@ def test_the_panel_runs_end_to_end(page, tiny_server):
     best = int(panel.get_attribute("data-best-gamma"))
     assert panel.locator(".onepass-gamma").input_value() == str(max(best, 1))
     assert "The formula's best at your" in panel.locator(".onepass-best-note").inner_text()
-    # Copy first: the text repeats itself, so some rounds check a copy, with no small pass.
+    # Copy first: the text repeats itself, so some rounds check a copy, with no small pass (sent as typed: the
+    # tiny model's random answer to a chat turn need not repeat anything).
+    panel.locator(".onepass-as-chat").uncheck()
     panel.locator(".onepass-copy-first").check()
     panel.locator(".onepass-run").click()
     page.wait_for_selector(f"{PANEL}[data-identical=yes]", timeout=180_000)
@@ -189,6 +194,7 @@ def test_the_panel_runs_end_to_end(page, tiny_server):
     assert panel.locator(".onepass-passes li .onepass-match", has_text="copied after").count() == copies
     # (The tiny draft's own table of answers has no confident row: every copy here is the text's.)
     assert f"{copies} of them checked a copy, {copies} from the text and 0 from" in panel.locator(".onepass-compare").inner_text()
+    assert panel.locator(".onepass-prompt").inner_text() == "<b>bold?</b> The cat sat on the mat and the cat sat on the"
 
 
 def test_cancel_ends_a_panel_run(page, tiny_server):

@@ -62,6 +62,17 @@ def test_run_prints_a_readable_trace(tiny_export, capsys):
     assert "tokens per pass" in out and "generated:" in out
 
 
+def test_chat_sends_each_text_as_one_user_turn(tiny_export, tmp_path, capsys):
+    assert main(["run", "--model", str(tiny_export), "--text", "Hi", "--chat", "--max-new", "3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["text"] == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+    prompts = tmp_path / "prompts.json"
+    prompts.write_text(json.dumps(["Hi", "Say hello."]))
+    assert main(["exactness", "--model", str(tiny_export), "--prompts", str(prompts), "--chat", "--max-new", "3",
+                 "--proposers", "lookup", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["modes"][0]["identical"] == 2
+
+
 def test_exactness_reports_every_mode(tiny_export, tmp_path, capsys):
     prompts = tmp_path / "prompts.json"
     prompts.write_text(json.dumps(["Hello there,", "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"]))

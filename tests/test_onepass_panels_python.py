@@ -16,7 +16,7 @@ from hooks import panels as panels_hook
 from onepass.backends.toy import ToyModel
 from onepass.chisquare import chi_square, upper_tail
 from onepass.editable import DEFAULT_SOURCE, ProposerError, compile_proposer
-from onepass.examples import EXAMPLES
+from onepass.examples import EXAMPLES, chat
 from onepass.greedy import greedy
 from onepass.lookup import prompt_lookup
 from onepass.panels import DEFAULTS, Stream, generate, labels, pieces, predict, sample, verify
@@ -69,6 +69,19 @@ def test_generate_returns_the_run_its_text_and_labels_and_streams_each_pass(mode
         shown = event["pass"]["draft"] + event["pass"]["predicted"] + event["pass"]["added"]
         assert set(event["labels"]) == {str(t) for t in shown + ((event["pass"].get("match") or {}).get("ngram") or [])}
         assert ("match" in event["pass"]) == (mode == "lookup") and "timing" not in event["pass"]
+
+
+def test_a_chat_request_sends_the_text_as_one_user_turn_and_an_empty_one_is_refused():
+    model, tokenizer = ToyModel(vocab_size=256, eos_ids=frozenset({0}), seed=3), Bytes()
+    request = {"text": "Say hello.", "mode": "lookup", "maxNew": 8, "chat": True}
+    result = answer(generate(model, tokenizer, request, lambda event: None))
+    assert result["promptText"] == chat("Say hello.") and result["prompt"] == tokenizer.encode(chat("Say hello."))
+    assert result["tokens"] == asyncio.run(greedy(model, result["prompt"], 8)).tokens
+    # What the page shows while the run goes on is what Python sends.
+    turn = DEFAULTS["draft"]["chatTurn"]
+    assert turn["before"] + "Say hello." + turn["after"] == chat("Say hello.")
+    refused = answer(generate(model, tokenizer, {**request, "text": ""}, lambda event: None))
+    assert refused["error"]["code"] == "input" and "the text is empty" in refused["error"]["message"]
 
 
 def test_verify_and_predict_return_the_panels_shapes():

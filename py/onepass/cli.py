@@ -19,7 +19,7 @@ from pathlib import Path
 from .acceptance import per_position
 from .contract import DRAFTING, Generate
 from .drafted import drafted
-from .examples import EXAMPLES, recorded
+from .examples import EXAMPLES, chat, recorded
 from .exactness import PROPOSERS, compare, summarize
 from .greedy import greedy
 from .proposers import Context, proposer
@@ -53,6 +53,7 @@ def parser() -> argparse.ArgumentParser:
                      help="lookup+draft: prompt lookup's copy where the text repeats, else the model's earlier answers' "
                           "(when the draft has them), else the draft model's")
     run.add_argument("--guess", help="with --mode guess: the continuation you expect")
+    add_chat_argument(run)
     add_draft_arguments(run)
     run.add_argument("--max-new", type=int, default=64, help="most tokens to generate (default 64)")
     run.add_argument("--no-kv-cache", action="store_true", help="re-read the whole text in every pass")
@@ -63,6 +64,7 @@ def parser() -> argparse.ArgumentParser:
     add_model_arguments(exactness)
     exactness.add_argument("--prompts", required=True, type=Path, help="a JSON array of prompt strings")
     exactness.add_argument("--max-new", type=int, default=64, help="tokens per prompt (default 64)")
+    add_chat_argument(exactness)
     exactness.add_argument("--proposers", help=f"comma-separated, from {','.join(PROPOSERS + DRAFTING)} "
                                                "(default: all; draft only with --draft)")
     add_draft_arguments(exactness)
@@ -86,6 +88,12 @@ def parser() -> argparse.ArgumentParser:
 def add_model_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--model", required=True, type=Path, help="an export folder (holding manifest.json)")
     command.add_argument("--threads", type=int, default=2, help="onnxruntime intra-op threads (default 2)")
+
+
+def add_chat_argument(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--chat", action="store_true",
+                         help="send each text as one user turn in the model's chat format (as step 5's examples and step "
+                              "6's \"As a chat message\"): the model answers it instead of continuing it")
 
 
 def add_draft_arguments(command: argparse.ArgumentParser) -> None:
@@ -133,7 +141,8 @@ def run_command(args) -> int:
         raise InputError("--mode guess needs --guess TEXT, the continuation you expect")
     max_new = positive(args.max_new, "--max-new")
     model, tokenizer = open_model(args)
-    prompt = tokenizer.encode(args.text)
+    text = chat(args.text) if args.chat else args.text
+    prompt = tokenizer.encode(text)
     kv_cache = not args.no_kv_cache
     draft, gamma = open_draft(args, model) if args.mode in DRAFTING else (None, 0)
     if args.mode == "greedy":
@@ -147,7 +156,7 @@ def run_command(args) -> int:
         drafting = {"gamma": gamma, "passes": propose.passes, "seconds": propose.seconds, "copies": len(copies),
                     "answers": propose.kinds.count("answers"), "acceptance": per_position(own)}
     if args.json:
-        print(json.dumps({"model": model.facts.name, "text": args.text, "generated": tokenizer.decode(run.tokens),
+        print(json.dumps({"model": model.facts.name, "text": text, "generated": tokenizer.decode(run.tokens),
                           "run": run.as_dict(), **({"draft": drafting} if draft else {})}, ensure_ascii=False, indent=1))
     else:
         print_run(run, model.facts.name, tokenizer)
@@ -202,7 +211,8 @@ def exactness_modes(proposers: str | None, cache: str, draft: bool = False) -> l
 
 def exactness_command(args) -> int:
     # Failures are reported by the prompt's index in the whole file, also when only every N-th prompt runs.
-    prompts = list(enumerate(read_prompts(args.prompts)))[::positive(args.every, "--every")]
+    prompts = [(index, chat(text) if args.chat else text)
+               for index, text in enumerate(read_prompts(args.prompts))][::positive(args.every, "--every")]
     modes = exactness_modes(args.proposers, args.cache, draft=args.draft is not None)
     max_new = positive(args.max_new, "--max-new")
     model, tokenizer = open_model(args)

@@ -102,6 +102,7 @@ class Generate(Request):
     proposer: str = ""  # the "custom" mode's Python source
     gamma: int = 1  # the draft modes' draft length (the shipped draft's best, natively and in the tab: benchmarks/FINDINGS.md)
     baseline: bool = False  # then also one at a time on the same text: the result's ``baseline``, c and speed-up
+    chat: bool = False  # send ``text`` as one user turn in the model's chat format (``examples.chat``): it answers it
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from .drafted import Proposer, drafted
 from .drafts import DRAFTS, draft, target
 from .contract import DRAFTING, MODES, RULES, Refusal
 from .editable import DEFAULT_SOURCE
-from .examples import EXAMPLES
+from .examples import EXAMPLES, chat
 from .greedy import greedy
 from .limits import (InputError, as_dict, check_characters, check_draws, check_gamma, check_guess, check_max_new,
                      check_measure, check_prompt, check_runs, check_run_tokens, check_temperature)
@@ -79,10 +79,14 @@ DEFAULTS = {
     },
     # "Under the hood": a run to time pass by pass, and which of step 5's examples its profile runs.
     "generate": {"text": "The capital of France is Paris. The capital of Italy is", "maxNew": 24, "profiled": EXAMPLES[0].key},
-    # Step 6's live draft model: a text of the kind it was trained on (code, for a coder model), long enough a run
-    # for its alpha and c to mean something; its draft length the contract's default, which the reader changes.
-    "draft": {"text": "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n", "maxNew": 48,
-              "gamma": contract.Generate.gamma},
+    # Step 6's live draft model: a request of the kind it was trained on (a coding question, sent as a chat turn:
+    # the draft learned from the model's answers), long enough a run for its alpha and c to mean something; its draft
+    # length the contract's default, which the reader changes. Typed bare, an instruction is continued, not answered,
+    # in text the draft never saw (benchmarks/FINDINGS.md, "Step 6's first run after loading was timed cold").
+    "draft": {"text": "Write a Python function that returns the n-th Fibonacci number.", "chat": True, "maxNew": 48,
+              "gamma": contract.Generate.gamma,
+              # What the request's ``chat`` puts around the text, for the page to show while the run goes on.
+              "chatTurn": dict(zip(("before", "after"), chat("\0").split("\0"), strict=True))},
     "sampling": {
         # Presets over six made-up words (no model), every p and q editable; and the live model's p after a text.
         "words": ["the", "cat", "sat", "on", "a", "mat"],
@@ -251,6 +255,9 @@ async def generate(model, tokenizer: Tokenizer, request: dict, on_pass: Callable
     """
     asked = contract.Generate.parse(request)
     text, mode = asked.text, asked.mode
+    if asked.chat:
+        check_prompt(encoded(tokenizer, text))  # an empty message is refused as an empty text is
+        text = chat(text)
     prompt = encoded(tokenizer, text)
     guess = encoded(tokenizer, asked.guess, "guess")
     source = check_characters(asked.proposer, "proposer", "Python source text")

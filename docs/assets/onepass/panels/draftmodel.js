@@ -17,13 +17,14 @@ import { runFrame } from './runs.js';
 import { MAX_GAMMA } from '../speedup.js';
 import { showDraftRun } from '../widgets/speedup-chart.js';
 
-const { text: DEFAULT_TEXT, maxNew: MAX_NEW, gamma: DEFAULT_GAMMA } = DEFAULTS.draft;
+const { text: DEFAULT_TEXT, chat: DEFAULT_CHAT, chatTurn: CHAT_TURN, maxNew: MAX_NEW, gamma: DEFAULT_GAMMA } = DEFAULTS.draft;
 
 export function mountDraftModel(root) {
   const frame = runFrame(root, { panel: 'draft', text: DEFAULT_TEXT, rows: 4, eager: false }); // step 6 loads the model only when asked
   const gamma = el('input', { type: 'number', min: 1, max: MAX_GAMMA, step: 1, value: DEFAULT_GAMMA, className: 'onepass-gamma',
     ariaLabel: 'Draft length γ' });
   const copyFirst = el('input', { type: 'checkbox', className: 'onepass-copy-first' });
+  const asChat = el('input', { type: 'checkbox', className: 'onepass-as-chat', checked: DEFAULT_CHAT });
   const best = button('Best for my machine', 'onepass-best');
   best.disabled = true;
   best.title = 'Run once first: the best length comes from the α and c your run measures';
@@ -33,7 +34,9 @@ export function mountDraftModel(root) {
   const bestNote = el('p', { className: 'onepass-best-note', role: 'status' });
   frame.run.before(el('label', {}, ['Draft length γ ', gamma]), best,
     el('label', { title: "Prompt lookup (step 5) where the text repeats itself, else the model's own earlier answers, the draft model elsewhere" },
-      [copyFirst, ' Copy first']));
+      [copyFirst, ' Copy first']),
+    el('label', { title: "Your text as one message in the model's chat format, as step 5's examples are sent: the model answers "
+      + 'it instead of continuing it' }, [asChat, ' As a chat message']));
   frame.extra.append(about);
   root.append(compare, figures, bestNote);
   let measured = null; // the last run's draft figures
@@ -49,7 +52,9 @@ export function mountDraftModel(root) {
     // The page's prose stays the lesson's length (tests/test_pages_text.py): what this draft is, is said here.
     about.textContent = 'The model is the smallest of its family, so there is no smaller sibling to draft for it: this '
       + `site's build trained one, ${SITE_DRAFT.parameters.toLocaleString('en')} parameters (${(SITE_DRAFT.size / 1e6).toFixed(1)} MB), `
-      + `from the model's own answers (${SITE_DRAFT.tokens.toLocaleString('en')} tokens). It reads the model's own last hidden `
+      + `from the model's own predictions (${SITE_DRAFT.tokens.toLocaleString('en')} tokens, mostly its answers to coding `
+      + 'requests), so it guesses best where the model answers a request: "As a chat message" sends your text as one, as '
+      + "step 5's examples are sent (untick it and the model continues your text instead). It reads the model's own last hidden "
       + `state (its features, which the verifying pass computes anyway) at the last ${SITE_DRAFT.window} `
       + `position${SITE_DRAFT.window === 1 ? '' : 's'} and the tokens there, and guesses the next token, as EAGLE does (Li and `
       + 'colleagues, 2024); the model itself is unchanged. Your text is then written one token per pass too, to check it is '
@@ -75,8 +80,10 @@ export function mountDraftModel(root) {
     delete root.dataset.identical;
     delete root.dataset.copies;
     const request = { text: frame.input.value, mode: copyFirst.checked ? 'lookup+draft' : 'draft', gamma: draftLength(),
-      baseline: true, kvCache: frame.kv.checked, maxNew: MAX_NEW };
-    const outcome = await frame.execute(request, { note: 'Each row: the draft\'s small passes, then one pass of the model that checks them all.' });
+      baseline: true, chat: asChat.checked, kvCache: frame.kv.checked, maxNew: MAX_NEW };
+    const { before, after } = CHAT_TURN;
+    const outcome = await frame.execute(request, { shown: request.chat ? before + request.text + after : request.text,
+      note: 'Each row: the draft\'s small passes, then one pass of the model that checks them all.' });
     if (!outcome) return;
     show(outcome.result);
   }

@@ -100,6 +100,7 @@ export class PassView {
 
   /** The whole run is back: the final text replaces the streamed pieces (the stream held nothing back by then). */
   finish(result) {
+    if (typeof result.promptText === 'string') this.prompt.textContent = result.promptText; // as Python sent it
     this.generated.textContent = result.text;
   }
 }

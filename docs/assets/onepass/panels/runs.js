@@ -205,14 +205,15 @@ export function runFrame(root, { panel, text, rows = 3, details = false, eager =
    * Run `request` (cache first, unless `fresh`), draw it; returns {result, fromCache, timing} or null when refused or
    * failed. `timing` (a live run's) is {wall, passes: [{model, kv, bridge, python, page, drawing}]}, in seconds:
    * `page` from the pass's message sent (or the previous row drawn, if later: passes that queue up are not counted
-   * twice) to its row drawn, `drawing` the part of it the page spent drawing.
+   * twice) to its row drawn, `drawing` the part of it the page spent drawing. `shown`: the prompt as the run
+   * sends it, drawn until the result says (step 6 sends the text as a chat turn).
    */
-  async function execute(fields, { note = '', fresh = false } = {}) {
+  async function execute(fields, { note = '', fresh = false, shown = fields.text } = {}) {
     let timing = null;
     const request = build('generate', fields);
     const outcome = await runner.execute('generate', request, {
       fresh,
-      start: () => view.reset(request.text, note),
+      start: () => view.reset(shown, note),
       live: async (asked, { onEvent, info }) => {
         const passes = [];
         let lastDrawn = -Infinity; // on the clock page and worker share, in ms
