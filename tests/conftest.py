@@ -46,7 +46,7 @@ def tiny_draft(tiny_export) -> Path:
 
 @pytest.fixture(scope="session")
 def real_draft(real_export) -> Path:
-    """The real model's draft, as ``make serve`` builds it: about 15 minutes on two cores the first time, so only with
+    """The real model's draft, as ``make serve`` builds it: 13–22 minutes on two cores the first time, so only with
     ``ONEPASS_REAL_DRAFT=1`` (the tests that need it are skipped otherwise; it is cached once built)."""
     if os.environ.get("ONEPASS_REAL_DRAFT") != "1":
         pytest.skip("needs the real model's draft: ONEPASS_REAL_DRAFT=1 builds it (13–22 minutes the first time, by the processor)")

@@ -1,10 +1,12 @@
 """The real model's draft in Chromium (issue 25): drafted with the shipped draft == one at a time on the real model,
 on prompts of the benchmark's kind, drafting alone and copying first, with the tab's alpha per position, c and
-wall-clock speed-up printed as figures (``pytest -s``), not asserted. Opt-in: the real draft takes about 15 minutes
-to build the first time, so the ``real_draft`` fixture skips unless ``ONEPASS_REAL_DRAFT=1`` (it is cached once built)."""
+wall-clock speed-up printed as figures (``pytest -s``), not asserted; and step 6's panel on its default request.
+Opt-in: the real draft takes 13–22 minutes to build the first time, so the ``real_draft`` fixture skips unless
+``ONEPASS_REAL_DRAFT=1`` (it is cached once built)."""
 
 import json
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
 
@@ -44,3 +46,25 @@ def test_the_real_draft_in_the_tab_writes_one_at_a_time_s_text(real_draft_page, 
                   f"α by position {[round(row['alpha'], 2) for row in figures['acceptance']]}, {figures['copies']} copies")
     print(f"{mode} γ={gamma} over {len(PROMPTS)} prompts: α={accepted / reached:.2f}, a small pass {1000 * draft_seconds / passes:.1f} ms, "
           f"wall {drafted_wall:.1f} s against {greedy_wall:.1f} s one at a time: {greedy_wall / drafted_wall:.2f}×")
+
+
+def test_step_6_s_panel_answers_its_default_request_as_a_chat_turn(real_draft_page):
+    """Step 6 as a reader first runs it: the default coding request, sent as a chat turn (the kind of text the draft
+    learned from), written identically to one at a time, with the draft well inside its own kind of text (α 0.77 in
+    the tab on 2026-12-04, against 0.27 for the same words typed bare: benchmarks/FINDINGS.md). A count, not a time."""
+    page, home = real_draft_page, real_draft_page.url
+    panel = page.locator("[data-onepass-panel=draft-model]")
+    try:
+        page.goto(urljoin(home, "the-real-thing/"))
+        page.wait_for_selector("[data-onepass-panel=draft-model][data-draft=ready]")
+        assert panel.locator(".onepass-as-chat").is_checked()
+        panel.locator(".onepass-run").click()
+        page.wait_for_selector("[data-onepass-panel=draft-model][data-identical]")
+        assert panel.get_attribute("data-identical") == "yes"
+        assert panel.locator(".onepass-prompt").inner_text().startswith("<|im_start|>user\nWrite a Python function")
+        assert float(panel.get_attribute("data-alpha")) >= 0.6
+        print(panel.locator(".onepass-compare").inner_text(), panel.locator(".onepass-draft-figures").inner_text())
+    finally:  # the module's page as the other tests find it: at home, with the model loaded
+        page.goto(home)
+        page.wait_for_function("() => window.onepass !== undefined")
+        page.evaluate("() => window.onepass().load()")
