@@ -82,7 +82,7 @@ DEFAULTS = {
     # Step 6's live draft model: a request of the kind it was trained on (a coding question, sent as a chat turn:
     # the draft learned from the model's answers), long enough a run for its alpha and c to mean something; its draft
     # length the contract's default, which the reader changes. Typed bare, an instruction is continued, not answered,
-    # in text the draft never saw (benchmarks/FINDINGS.md, "Step 6's first run after loading was timed cold").
+    # in text the draft never saw (benchmarks/FINDINGS.md, "Step 6 sends the reader's text as a chat turn").
     "draft": {"text": "Write a Python function that returns the n-th Fibonacci number.", "chat": True, "maxNew": 48,
               "gamma": contract.Generate.gamma,
               # What the request's ``chat`` puts around the text, for the page to show while the run goes on.
@@ -254,9 +254,8 @@ async def generate(model, tokenizer: Tokenizer, request: dict, on_pass: Callable
     starts then).
     """
     asked = contract.Generate.parse(request)
-    text, mode = asked.text, asked.mode
-    if asked.chat:
-        check_prompt(encoded(tokenizer, text))  # an empty message is refused as an empty text is
+    text, mode = check_characters(asked.text), asked.mode
+    if asked.chat and text:  # an empty message stays empty, and is refused as an empty text is
         text = chat(text)
     prompt = encoded(tokenizer, text)
     guess = encoded(tokenizer, asked.guess, "guess")

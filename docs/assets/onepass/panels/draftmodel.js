@@ -55,8 +55,8 @@ export function mountDraftModel(root) {
       + `from the model's own predictions (${SITE_DRAFT.tokens.toLocaleString('en')} tokens, mostly its answers to coding `
       + 'requests), so it guesses best where the model answers a request: "As a chat message" sends your text as one, as '
       + "step 5's examples are sent (untick it and the model continues your text instead). It reads the model's own last hidden "
-      + `state (its features, which the verifying pass computes anyway) at the last ${SITE_DRAFT.window} `
-      + `position${SITE_DRAFT.window === 1 ? '' : 's'} and the tokens there, and guesses the next token, as EAGLE does (Li and `
+      + 'state (its features, which the verifying pass computes anyway) at the last '
+      + `${SITE_DRAFT.window === 1 ? 'position' : `${SITE_DRAFT.window} positions`} and the tokens there, and guesses the next token, as EAGLE does (Li and `
       + 'colleagues, 2024); the model itself is unchanged. Your text is then written one token per pass too, to check it is '
       + 'identical and to time both (before the first such run, a few tokens of each go through untimed: a tab\'s first '
       + 'passes run slower while the browser compiles); your run\'s α and c go on the chart below. The draft was never '
