@@ -116,7 +116,9 @@ export function mountDraftModel(root) {
       + `${positions}. The draft's cost c = ${draft.c.toFixed(3)}: one small pass took ${ms(draft.seconds / draft.passes)}, `
       + `against a one-token pass of the model after the first. The formula at that α and c predicts ${draft.predicted.toFixed(2)}× `
       + `at γ = ${draft.gamma}${draft.copies ? ' for the draft alone' : ''}; the run measured ${one.speedup.toFixed(2)}× on the `
-      + 'wall clock after the first pass (which reads your text, with or without a draft). Both are on the chart below.';
+      + 'wall clock after the first pass (which reads your text, with or without a draft). Both are on the chart below. '
+      + 'This page drew the drafted run\'s passes as they came and only counted the other run\'s, on the same processor, so '
+      + 'if anything these figures are a little less favourable to the draft than a run that drew neither.';
     root.dataset.alpha = draft.alpha;
     root.dataset.c = draft.c;
     root.dataset.bestGamma = draft.best_gamma;
