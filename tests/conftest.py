@@ -62,6 +62,18 @@ def ids_of(folder: Path, text: str) -> list[int]:
     return Tokenizer.from_file(str(folder / "tokenizer.json")).encode(text).ids
 
 
+def first_tokens(model, prompt: list[int], draft, runs: int, seed: int, drafted: bool, rule=None):
+    """The whole-run sampling tests' sample: the first three tokens of ``runs`` runs at temperature 1, plain or (with
+    ``drafted``) drafted two tokens at a time by ``draft`` under ``rule`` (the lesson's unless given), tallied."""
+    import asyncio
+    import random
+
+    from onepass.sampled import whole_runs
+
+    return asyncio.run(whole_runs(model, prompt, runs, 3, 1.0, random.Random(seed), draft=draft if drafted else None,
+                                  gamma=2, **({"rule": rule} if rule else {})))
+
+
 def with_own_answers(export: Path, draft: Path, texts: list[str], folder: Path, max_new: int = 16) -> Path:
     """A copy of the ``draft`` folder at ``folder`` whose table of answers (draft/answers.py) holds the model's own
     greedy answers to ``texts`` (every context, seen once or more): the tiny draft's own table has no confident row

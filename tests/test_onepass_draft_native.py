@@ -8,8 +8,6 @@ the exactness, never the acceptance (``benchmarks/bench_draft.py`` measures that
 
 import asyncio
 import json
-import random
-from collections import Counter
 
 import pytest
 
@@ -17,8 +15,7 @@ from onepass.backends.native import DraftUnavailable, NativeDraft, NativeModel
 from onepass.chisquare import two_samples
 from onepass.cli import main
 from onepass.exactness import compare, summarize
-from onepass.sampled import whole_runs
-from tests.conftest import ids_of, with_own_answers
+from tests.conftest import first_tokens, ids_of, with_own_answers
 
 PROMPTS = ["The capital of France is", "def add(a, b):\n    return", "Once upon a time there was", "1, 2, 3,"]
 RUNS = 10_000  # issue 25: at least 10,000 runs of each kind natively on the tiny model
@@ -76,11 +73,6 @@ def test_the_command_line_drafts_with_it(tiny_export, tiny_draft, capsys, tmp_pa
                  "lookup+draft", "--draft", str(tiny_draft), "--max-new", "8", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["draft"]["copies"] >= 1 and out["run"]["passes"][1]["draft"]
-
-
-def first_tokens(model, prompt, draft, runs: int, seed: int, drafted: bool, rule=None) -> Counter:
-    return asyncio.run(whole_runs(model, prompt, runs, 3, 1.0, random.Random(seed), draft=draft if drafted else None,
-                                  gamma=2, **({"rule": rule} if rule else {})))
 
 
 @pytest.mark.slow

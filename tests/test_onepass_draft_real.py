@@ -9,7 +9,6 @@ Opt-in: the real draft takes 13–22 minutes to build the first time, so the ``r
 
 import asyncio
 import json
-import random
 from pathlib import Path
 
 import pytest
@@ -17,8 +16,7 @@ import pytest
 from onepass.backends.native import NativeDraft, NativeModel
 from onepass.chisquare import two_samples
 from onepass.exactness import compare, summarize
-from onepass.sampled import whole_runs
-from tests.conftest import ids_of
+from tests.conftest import first_tokens, ids_of
 
 PROMPTS = json.loads((Path(__file__).parent / "data" / "prompts.json").read_text())
 RUNS = 2_000  # whole sampled runs of each kind: the tiny model's test runs 10,000, Chromium's 2,000
@@ -44,11 +42,6 @@ def test_the_real_draft_writes_one_at_a_time_s_text_on_every_prompt(real_export,
                                                      "passes", "acceptance", "c")} for row in rows]))
     assert all(row["identical"] == row["prompts"] for row in rows), [row["failures"] for row in rows]
     assert sum(row["prompts"] for row in rows if row["kv_cache"]) == 2 * len(PROMPTS) >= 500
-
-
-def first_tokens(model, prompt, draft, runs: int, seed: int, drafted: bool, rule=None):
-    return asyncio.run(whole_runs(model, prompt, runs, 3, 1.0, random.Random(seed), draft=draft if drafted else None,
-                                  gamma=2, **({"rule": rule} if rule else {})))
 
 
 def test_drafted_sampling_follows_plain_sampling_on_the_real_pair(real_export, real_pair):
