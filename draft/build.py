@@ -66,12 +66,13 @@ class Plan:
     held_out_tokens: int = 64  # new tokens per held-out prompt
 
 
-# The real model's plan, sized on this machine when quiet (benchmarks/FINDINGS.md, "More answers, bfloat16"):
-# the target's answers are what teach the draft (its chat answers alone did as well as with 3 times as much
-# teacher-forced code), so most of the budget goes to them: about 7 minutes of answers, half a minute of
-# teacher-forced text, 1 of held-out answers, 4-5 of training under bfloat16, within 15 minutes.
+# The real model's plan, sized on this machine when quiet (benchmarks/FINDINGS.md, "More answers, bfloat16" and
+# "Prose answers"): the target's answers are what teach the draft (its chat answers alone did as well as with 3 times
+# as much teacher-forced code), so most of the budget goes to them, prose as well as code (the draft drafted prose
+# far worse): about 8 minutes of answers, half a minute of teacher-forced text, 1 of held-out answers, 9-10 of
+# training under bfloat16: 13 minutes on a processor with AMX, 18-19 on one without.
 REAL = Plan(draft_data.Plan(instructions=-1, max_new=80, batch=16, forced_batch=4, code_tokens=8_000,
-                            doc_tokens=4_000, length=256, library=800),
+                            doc_tokens=4_000, length=256, library=600),
             Design(), Recipe(epochs=5))
 # The tiny random model's: the whole path in seconds.
 TINY = Plan(draft_data.Plan(instructions=6, max_new=12, batch=3, forced_batch=2, code_tokens=300, doc_tokens=100,

@@ -150,13 +150,100 @@ MORE_REWRITES = [
     "Fix the spelling: \"Teh quick borwn fox jumpd over the lazy dog.\"",
 ]
 
+# Prose the target writes for a general reader: explanations, descriptions, advice, stories, poems, comparisons and
+# short rewrites, each template over topics of its own (this repository's text). The draft drafted prose far worse
+# than code (benchmarks/FINDINGS.md, "Prose answers"), and the chat and library answers above are mostly code.
+PROSE_TOPICS = {
+    "Explain {} in simple words.": [
+        "how the heart pumps blood", "why the ocean is salty", "how a volcano erupts", "what an earthquake is",
+        "how electricity reaches a house", "how a compass works", "why leaves change colour in autumn",
+        "how the internet carries a message", "what a calorie is", "how a solar panel makes electricity",
+        "why we dream", "how money is printed and controlled", "what the immune system does", "how tides work",
+        "how a camera takes a picture", "what DNA is", "how clouds form", "why metal feels cold",
+        "how a lock and key work", "how yeast works", "what a glacier is",
+        "how a microwave oven heats food", "why we have leap years", "how birds migrate", "what an eclipse is",
+        "how a thermometer works", "what a tsunami is", "how recycling plastic works", "why onions make you cry",
+    ],
+    "Describe {} in a few sentences.": [
+        "a busy market in the morning", "a quiet library", "a snowy village", "a summer storm",
+        "the view from a tall building", "a walk along a river", "an old train station", "a garden in spring",
+        "a crowded football stadium", "a desert at sunset", "a small fishing harbour", "a kitchen before dinner",
+        "how cheese is made", "how paper is recycled", "how a letter travels by post", "how glass is made",
+        "a rainy afternoon in a café", "a mountain lake at dawn", "a school playground at noon", "a night sky far from town",
+        "how chocolate is made", "how a house is built", "how wool becomes a jumper", "how coffee is grown",
+    ],
+    "Give three tips for {}.": [
+        "staying focused while studying", "keeping a houseplant alive", "running a first marathon",
+        "saving money each month", "learning a new language", "giving a good speech", "cooking rice well",
+        "making new friends in a new city", "writing a clear email", "taking better photos with a phone",
+        "preparing for a job interview", "keeping a tidy desk", "travelling with little luggage",
+        "reading more each year", "starting to run", "planning a birthday party", "keeping a journal",
+        "drinking more water", "learning to swim as an adult", "working well in a team", "growing tomatoes",
+        "staying calm before an exam", "choosing a good book", "writing a short story", "making a budget",
+    ],
+    "What are the main causes of {}?": [
+        "air pollution in cities", "headaches", "forest fires", "floods", "stress at work", "rust on iron",
+        "tooth decay", "rising house prices", "poor sleep", "the decline of bees", "back pain", "desert growth",
+        "noise in cities", "coral reef damage", "loneliness in old age", "food prices going up",
+    ],
+    "Write a short story about {}.": [
+        "a girl who builds a boat", "an old clock that stops", "a cat who guards a bakery",
+        "two friends lost in a museum", "a farmer and a talking crow", "a child who plants a tree",
+        "a musician who loses her voice", "a mouse in a space station", "a postman on his last day",
+        "a king who cannot sleep", "a lost umbrella", "a boy who talks to the sea", "a robot who wants a garden",
+        "an owl who cannot fly", "a baker who wins a prize", "a painter who paints only doors",
+    ],
+    "Write a short poem about {}.": [
+        "the rain", "a mountain", "a train journey", "friendship", "the first snow", "an old bridge",
+        "the wind", "a candle", "morning coffee", "the stars", "the river", "an empty beach", "a grandmother's kitchen",
+        "spring flowers", "a rainy Sunday", "the city park",
+    ],
+    "List four ways to {}.": [
+        "stay healthy in winter", "use less water", "learn faster", "make a room feel bigger",
+        "help a neighbour", "reduce food waste", "get more exercise without a gym", "keep children busy on a rainy day",
+        "improve your handwriting", "make a long drive pleasant", "remember names", "spend less time on the phone",
+        "welcome a new colleague", "make a garden friendly to birds",
+    ],
+    "What is the difference between {}?": [
+        "a lake and a pond", "a crocodile and an alligator", "a comet and an asteroid", "a town and a city",
+        "baking and roasting", "a loan and a grant", "a novel and a short story", "an ocean and a sea",
+        "speed and velocity", "a democracy and a monarchy", "a frog and a toad", "a hurricane and a tornado",
+        "a doctor and a nurse", "a violin and a cello", "a river and a stream", "weather and a season",
+    ],
+    "Explain to a ten-year-old {}.": [
+        "how plants drink water", "why we need sleep", "what a fraction is", "how a seed grows", "why the Moon has phases",
+        "what an election is", "how a battery stores energy", "why ice floats", "how a bridge holds up cars",
+        "why we have different time zones", "what a map scale means", "how fish breathe underwater",
+    ],
+}
+PROSE_REWRITES = [
+    "Make this message more polite: \"Move your car, it is blocking mine.\"",
+    "Make this message more polite: \"Answer my question now.\"",
+    "Rewrite in the past tense: \"The dog runs across the field and barks at the birds.\"",
+    "Rewrite in the past tense: \"We open the window and listen to the rain.\"",
+    "Translate into French: \"The library closes at six in the evening.\"",
+    "Translate into Spanish: \"My brother works in a hospital.\"",
+    "Translate into Italian: \"The train leaves in ten minutes.\"",
+    "Translate into Portuguese: \"Thank you for your help yesterday.\"",
+    "Correct the grammar: \"They was going to the shop when it start to rain.\"",
+    "Summarise in one sentence: \"The town council met on Monday and agreed to build a new park next to the school, "
+    "which will open next summer.\"",
+    "Make this sentence shorter: \"Due to the fact that it was raining, we decided that we would stay inside.\"",
+    "Rewrite this sentence for a child: \"The museum exhibits artefacts from ancient civilisations.\"",
+]
+
+
+def prose() -> list[str]:
+    """The prose requests, template by template."""
+    return [template.format(topic) for template, topics in PROSE_TOPICS.items() for topic in topics] + PROSE_REWRITES
+
 
 def instructions() -> list[str]:
     """Every instruction, in a fixed order."""
     code = [f"Write a {CODE_LANGUAGES[i % len(CODE_LANGUAGES)]} function that {task}."
             for i, task in enumerate(CODE_TASKS)]
     explain = [f"Explain {concept} in a short paragraph." for concept in CONCEPTS]
-    return code + explain + GENERAL + REWRITES + MORE_CODE + MORE_GENERAL + MORE_REWRITES
+    return code + explain + GENERAL + REWRITES + MORE_CODE + MORE_GENERAL + MORE_REWRITES + prose()
 
 
 # A docstring's imperative first word, as the third person a request reads with ("a function that returns ...").

@@ -80,10 +80,11 @@ DEFAULTS = {
     # "Under the hood": a run to time pass by pass, and which of step 5's examples its profile runs.
     "generate": {"text": "The capital of France is Paris. The capital of Italy is", "maxNew": 24, "profiled": EXAMPLES[0].key},
     # Step 6's live draft model: a request of the kind it was trained on (a coding question, sent as a chat turn:
-    # the draft learned from the model's answers), long enough a run for its alpha and c to mean something; its draft
-    # length the contract's default, which the reader changes. Typed bare, an instruction is continued, not answered,
-    # in text the draft never saw (benchmarks/FINDINGS.md, "Step 6 sends the reader's text as a chat turn").
-    "draft": {"text": "Write a Python function that returns the n-th Fibonacci number.", "chat": True, "maxNew": 48,
+    # the draft learned from the model's answers) but not one of its training requests (tests/test_draft.py), long
+    # enough a run for its alpha and c to mean something; its draft length the contract's default, which the reader
+    # changes. Typed bare, an instruction is continued, not answered, in text the draft never saw
+    # (benchmarks/FINDINGS.md, "Step 6 sends the reader's text as a chat turn").
+    "draft": {"text": "Write a Python function that reverses the words in a sentence.", "chat": True, "maxNew": 48,
               "gamma": contract.Generate.gamma,
               # What the request's ``chat`` puts around the text, for the page to show while the run goes on.
               "chatTurn": dict(zip(("before", "after"), chat("\0").split("\0"), strict=True))},
