@@ -11,7 +11,8 @@ localhost (with the cross-origin-isolation headers) and measures:
   worker times (onnxruntime-web's start, the model's bytes, session creation,
   tokenizer, Pyodide and how long the load waited for it), and the load call alone (`load_call_s`: from
   `window.onepass().load()` to a model ready to run, the span the peers' load
-  times, without the page's navigation or a first pass). Like the peers, ours runs in a persistent
+  times, without the page's navigation or a first pass), and the machine's processor time over the cold load,
+  by thread (`cold_load_cpu`, benchmarks/cpu.py). Like the peers, ours runs in a persistent
   profile in a temporary folder, as a returning reader's browser keeps its
   storage on disk (an incognito context keeps it in memory);
 * decode-1 / verify-6 / prefill-30 (predicting from its last row) with 1 and 2
@@ -54,6 +55,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
+from benchmarks.cpu import CpuSampler
 from benchmarks.memory import MemorySampler
 from benchmarks.peers import held_ids, peer_figures
 from hooks.model import served_files, trained_for
@@ -165,7 +167,7 @@ def load_figures(context, url: str, ids: list[int]) -> dict:
     """A cold load to the first pass (memory sampled), the model's memory in the tab, then WARM_LOADS warm loads."""
     figures = {}
     browser = context.browser
-    with MemorySampler(browser) as load:
+    with MemorySampler(browser) as load, CpuSampler() as cpu:
         began = time.perf_counter()
         page, info, _ = open_runtime(context, url)
         passed = time.perf_counter()
@@ -175,6 +177,7 @@ def load_figures(context, url: str, ids: list[int]) -> dict:
     with MemorySampler(browser) as run:
         page.evaluate("() => window.onepass().run('generate', {text: 'Hello', maxNew: 16})")
     figures["memory"] = {"load": load.figures, "run": run.figures}
+    figures["cold_load_cpu"] = cpu.figures  # the machine's processor time over the cold load, by thread
     # Passes of one and two tokens first (what the first pass and the run above took, about): ort's heap with the
     # model loaded; then the benchmark's passes (a 32-token past, 6 more, a 30-token prefill).
     figures["ort_heap_mb_after_load"] = ort_heap_mb(page, ids, past=1, verify=1, prefill=2)
