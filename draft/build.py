@@ -3,14 +3,16 @@
 ``build(export_dir, seed)`` returns ``<cache>/drafts/<target>-<key>/`` holding ``draft.onnx`` and ``draft.json``
 (``export.py`` states the graph's interface), and ``answers.json``, the target's answers as a table to copy from
 (``answers.py``). The key hashes the target's identity (its files' sha256), the
-trainer's code (every module of this package), the libraries that shape the bytes, the seed and the plan, so a
-changed trainer or target gives a new folder, never a stale draft. The same seed gives the same bytes.
+trainer's code (every module of this package, comments and docstrings aside: ``code_of``), the libraries that shape
+the bytes, the seed and the plan, so a changed trainer or target gives a new folder, never a stale draft. The same
+seed gives the same bytes.
 
 The data (minutes of the target's passes) and the held-out reference (its greedy answers to the benchmark's
 prompts) are cached apart, keyed by the target and the code that makes them, so a change to the trainer alone
 re-trains without re-running the target.
 """
 
+import ast
 import hashlib
 import importlib.metadata
 import json
@@ -69,8 +71,9 @@ class Plan:
 # The real model's plan, sized on this machine when quiet (benchmarks/FINDINGS.md, "More answers, bfloat16" and
 # "Prose answers"): the target's answers are what teach the draft (its chat answers alone did as well as with 3 times
 # as much teacher-forced code), so most of the budget goes to them, prose as well as code (the draft drafted prose
-# far worse): about 8 minutes of answers, half a minute of teacher-forced text, 1 of held-out answers, 9-10 of
-# training under bfloat16: 13 minutes on a processor with AMX, 18-19 on one without.
+# far worse): about 8 minutes of answers, half a minute of teacher-forced text, 1 of held-out answers, 9 of training
+# under bfloat16: 18.5 minutes on an AMD processor without AMX; the previous plan (800 library requests, no prose)
+# took 13 on an Intel one with AMX, which trains about twice as fast.
 REAL = Plan(draft_data.Plan(instructions=-1, max_new=80, batch=16, forced_batch=4, code_tokens=8_000,
                             doc_tokens=4_000, length=256, library=600),
             Design(), Recipe(epochs=5))
@@ -85,10 +88,23 @@ def plan_for(target: Target) -> Plan:
     return TINY if target.hidden_size < TINY_HIDDEN else REAL
 
 
+def code_of(source: str) -> bytes:
+    """What in a module's source can change what it does: its syntax tree without docstrings (comments are not in
+    it), so a comment or a docstring edited does not re-key the data and the draft (18 minutes on 2 cores)."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree).encode()
+
+
 def code_fingerprint(names=None) -> str:
     digest = hashlib.sha256(str(FORMAT).encode())
     for path in sorted(HERE.glob("*.py")) if names is None else [HERE / n for n in names]:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        digest.update(path.name.encode() + b"\0" + code_of(path.read_text(encoding="utf-8")))
     libraries = {name: importlib.metadata.version(name) for name in _LIBRARIES}
     digest.update(json.dumps(libraries, sort_keys=True).encode())
     return digest.hexdigest()

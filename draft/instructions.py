@@ -152,7 +152,8 @@ MORE_REWRITES = [
 
 # Prose the target writes for a general reader: explanations, descriptions, advice, stories, poems, comparisons and
 # short rewrites, each template over topics of its own (this repository's text). The draft drafted prose far worse
-# than code (benchmarks/FINDINGS.md, "Prose answers"), and the chat and library answers above are mostly code.
+# than code (benchmarks/FINDINGS.md, "Prose answers"), and the instructions above and the library's requests
+# (``library_instructions``, below) ask mostly for code.
 PROSE_TOPICS = {
     "Explain {} in simple words.": [
         "how the heart pumps blood", "why the ocean is salty", "how a volcano erupts", "what an earthquake is",
