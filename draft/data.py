@@ -71,13 +71,35 @@ def encode(tokenizer, text: str) -> list[int]:
     return tokenizer.encode(text, add_special_tokens=False).ids
 
 
+# Texts passed together are left-padded to one length, and a row's numbers then depend on how many masked keys come
+# before it, unless that count is a multiple of the attention product's blocks: padded by 1-3 (mod 4) tokens, a text's
+# features moved by 6-7 % and its choices now and then (benchmarks/FINDINGS.md, "The draft's batched data sees the
+# target a little differently"). Texts are therefore grouped by their length modulo PAD_ALIGN, so every row's padding
+# is a multiple of it and its numbers are those of the text alone, as the tab computes them (test_draft_build.py).
+PAD_ALIGN = 16
+
+
+def aligned_batches(lengths: list[int], batch: int) -> list[list[int]]:
+    """Indices of ``lengths`` in groups of like length whose lengths agree modulo PAD_ALIGN, about ``batch`` each
+    (from two thirds to one and a half times it: a small remainder joins its class's groups instead of taking a pass
+    of its own, which costs almost what a full one does). Which texts go together changes no number."""
+    groups = []
+    for residue in range(PAD_ALIGN):
+        order = sorted((i for i, n in enumerate(lengths) if n % PAD_ALIGN == residue), key=lambda i: (lengths[i], i))
+        if not order:
+            continue
+        count = max(1, round(len(order) / batch))
+        cuts = [len(order) * k // count for k in range(count + 1)]
+        groups += [order[a:b] for a, b in zip(cuts, cuts[1:])]
+    return groups
+
+
 def chat_answers(target: Target, tokenizer, prompts: list[str], max_new: int, batch: int, into: Sequences,
                  kind: str = "chat") -> None:
-    """The target's greedy answers to ``prompts``, decoded ``batch`` at a time (prompts of like length together)."""
+    """The target's greedy answers to ``prompts``, decoded ``batch`` at a time (``aligned_batches``)."""
     encoded = [encode(tokenizer, chat(p)) for p in prompts]
-    order = sorted(range(len(encoded)), key=lambda i: (len(encoded[i]), i))
-    for i in range(0, len(order), batch):
-        group = [encoded[j] for j in order[i:i + batch]]
+    for indices in aligned_batches([len(ids) for ids in encoded], batch):
+        group = [encoded[j] for j in indices]
         for prompt, (ids, argmax, hidden) in zip(group, target.greedy(group, max_new)):
             into.add(ids, argmax, hidden, kind, len(prompt))
 
@@ -127,15 +149,14 @@ def doc_pieces(tokenizer, tokens: int, length: int) -> list[tuple[str, str]]:
 
 def teacher_forced(target: Target, tokenizer, pairs: list[tuple[str, str]], kind: str, into: Sequences,
                    batch: int) -> None:
-    """The target's pass over each (request, answer) chat exchange, ``batch`` exchanges of like length per pass
-    (left-padded, as ``Target.greedy`` pads)."""
+    """The target's pass over each (request, answer) chat exchange, ``batch`` exchanges per pass (``aligned_batches``;
+    left-padded, as ``Target.greedy`` pads)."""
     texts = []
     for request, answer in pairs:
         prompt = encode(tokenizer, chat(request))
         texts.append((prompt + encode(tokenizer, answer), len(prompt)))
-    order = sorted(range(len(texts)), key=lambda i: (len(texts[i][0]), i))
-    for k in range(0, len(order), batch):
-        group = [texts[i] for i in order[k:k + batch]]
+    for indices in aligned_batches([len(ids) for ids, _ in texts], batch):
+        group = [texts[i] for i in indices]
         width = max(len(ids) for ids, _ in group)
         pad = np.array([width - len(ids) for ids, _ in group], np.int64)
         argmax, hidden, _ = target.run(np.array([[0] * (width - len(ids)) + ids for ids, _ in group]), pad=pad)

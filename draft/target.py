@@ -86,8 +86,9 @@ class Target:
         """The target's greedy answers to ``prompts``, decoded together (left-padded to one length): for each, the
         prompt and answer ids, and the argmax and features at each of those positions (from the decoding passes).
 
-        A batch of one is exactly the drafted loop's greedy text; a padded row agrees with it to float rounding
-        (the mask hides the padding), which is good enough for training data, not for the held-out reference.
+        A batch of one is exactly the drafted loop's greedy text. A padded row is too, bit for bit, where its padding
+        is a multiple of 4 tokens (``data.aligned_batches`` groups texts so); other paddings move its features by a
+        few percent (benchmarks/FINDINGS.md, "The draft's batched data sees the target a little differently").
         """
         batch, width = len(prompts), max(len(p) for p in prompts)
         pad = np.array([width - len(p) for p in prompts], np.int64)

@@ -1,5 +1,6 @@
 """The draft's build on the tiny export: the shipped ONNX file computes what the PyTorch module does, the same
-seed gives the same bytes, the cache key follows the trainer's code, and a target without features says so."""
+seed gives the same bytes, the cache key follows the trainer's code, the batched data is what the target computes for
+each text alone, and a target without features says so."""
 
 import json
 import shutil
@@ -10,6 +11,7 @@ import pytest
 import torch
 
 from draft import build as draft_build
+from draft.data import PAD_ALIGN, aligned_batches
 from draft.export import OUTPUTS, OnnxDraft, to_onnx
 from draft.heads import Eagle, Readout
 from draft.target import DraftUnavailable, Target
@@ -118,3 +120,22 @@ def test_a_target_without_features_has_no_draft(tiny_export, tmp_path):
         draft_build.build(tmp_path)
     with pytest.raises(DraftUnavailable, match="not a model export"):
         draft_build.build(tmp_path / "nowhere")
+
+
+def test_batched_answers_are_each_texts_own_bit_for_bit(tiny_export):
+    """Texts decoded together are padded by multiples of PAD_ALIGN (``aligned_batches``), and then every row's
+    features, choices and answer are those of the text decoded alone, as the tab decodes it."""
+    target = Target(tiny_export)
+    rng = np.random.default_rng(0)
+    lengths = [9, 9 + PAD_ALIGN, 10, 9 + 2 * PAD_ALIGN, 11, 10 + PAD_ALIGN]
+    groups = aligned_batches(lengths, batch=4)
+    assert sorted(i for group in groups for i in group) == list(range(len(lengths)))
+    assert all(len({lengths[i] % PAD_ALIGN for i in group}) == 1 and 1 <= len(group) <= 6 for group in groups)
+    prompts = [rng.integers(100, 1000, n).tolist() for n in lengths]
+    for group in groups:
+        together = target.greedy([prompts[i] for i in group], 6)
+        for i, (ids, argmax, hidden) in zip(group, together):
+            alone_ids, alone_argmax, alone_hidden = target.greedy([prompts[i]], 6)[0]
+            assert ids == alone_ids
+            np.testing.assert_array_equal(argmax, alone_argmax)
+            np.testing.assert_array_equal(hidden, alone_hidden)
