@@ -71,8 +71,8 @@ class Plan:
 # The real model's plan, sized on this machine when quiet (benchmarks/FINDINGS.md, "More answers, bfloat16" and
 # "Prose answers"): the target's answers are what teach the draft (its chat answers alone did as well as with 3 times
 # as much teacher-forced code), so most of the budget goes to them, prose as well as code (the draft drafted prose
-# far worse): about 8 minutes of answers, half a minute of teacher-forced text, 1 of held-out answers, 9 of training
-# under bfloat16: 18.5 minutes on an AMD processor without AMX; the previous plan (800 library requests, no prose)
+# far worse): about 9.5 minutes of answers, half a minute of teacher-forced text, 1 of held-out answers, 9 of training
+# under bfloat16: 20 minutes on an AMD processor without AMX; the previous plan (800 library requests, no prose)
 # took 13 on an Intel one with AMX, which trains about twice as fast.
 REAL = Plan(draft_data.Plan(instructions=-1, max_new=80, batch=16, forced_batch=4, code_tokens=8_000,
                             doc_tokens=4_000, length=256, library=600),

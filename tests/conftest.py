@@ -46,10 +46,10 @@ def tiny_draft(tiny_export) -> Path:
 
 @pytest.fixture(scope="session")
 def real_draft(real_export) -> Path:
-    """The real model's draft, as ``make serve`` builds it: 13–19 minutes on two cores the first time, so only with
+    """The real model's draft, as ``make serve`` builds it: 13–20 minutes on two cores the first time, so only with
     ``ONEPASS_REAL_DRAFT=1`` (the tests that need it are skipped otherwise; it is cached once built)."""
     if os.environ.get("ONEPASS_REAL_DRAFT") != "1":
-        pytest.skip("needs the real model's draft: ONEPASS_REAL_DRAFT=1 builds it (13–19 minutes the first time, by the processor)")
+        pytest.skip("needs the real model's draft: ONEPASS_REAL_DRAFT=1 builds it (13–20 minutes the first time, by the processor)")
     from draft.build import build as build_draft
 
     return build_draft(real_export, log=lambda message: None)

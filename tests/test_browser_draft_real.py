@@ -1,7 +1,7 @@
 """The real model's draft in Chromium (issue 25): drafted with the shipped draft == one at a time on the real model,
 on prompts of the benchmark's kind, drafting alone and copying first, with the tab's alpha per position, c and
 wall-clock speed-up printed as figures (``pytest -s``), not asserted; and step 6's panel on its default request.
-Opt-in: the real draft takes 13–19 minutes to build the first time, so the ``real_draft`` fixture skips unless
+Opt-in: the real draft takes 13–20 minutes to build the first time, so the ``real_draft`` fixture skips unless
 ``ONEPASS_REAL_DRAFT=1`` (it is cached once built)."""
 
 import json

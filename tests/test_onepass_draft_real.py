@@ -3,7 +3,7 @@
 whole runs on the real pair (the draft's q, the model's p), with a wrong rule caught by the same test. The tiny
 model's draft proves the same path in seconds (``test_onepass_draft_native.py``); this is the shipped pair.
 
-Opt-in: the real draft takes 13–19 minutes to build the first time, so the ``real_draft`` fixture skips unless
+Opt-in: the real draft takes 13–20 minutes to build the first time, so the ``real_draft`` fixture skips unless
 ``ONEPASS_REAL_DRAFT=1`` (it is cached once built). The module took 17 minutes on two quiet cores
 (benchmarks/FINDINGS.md)."""
 
