@@ -96,7 +96,7 @@ def aligned_batches(lengths: list[int], batch: int) -> list[list[int]]:
 
 def chat_answers(target: Target, tokenizer, prompts: list[str], max_new: int, batch: int, into: Sequences,
                  kind: str = "chat") -> None:
-    """The target's greedy answers to ``prompts``, decoded ``batch`` at a time (``aligned_batches``)."""
+    """The target's greedy answers to ``prompts``, decoded about ``batch`` at a time (``aligned_batches``)."""
     encoded = [encode(tokenizer, chat(p)) for p in prompts]
     for indices in aligned_batches([len(ids) for ids in encoded], batch):
         group = [encoded[j] for j in indices]
