@@ -9,7 +9,7 @@ build's draft see the same tokens.
 
     PYTHONPATH=py .venv/bin/python -m benchmarks.draft_designs --target EXPORT_DIR \\
         [--designs eagle-window:16:2432:16384:2,eagle-window:1:2432:16384:1,medusa:0:0:16384:4] [--epochs 2]
-        [--every 2] [--kinds chat,library] [--answers-only] [--recipe lr=0.003,noise=0.1]
+        [--every 2] [--kinds chat,library] [--recipe lr=0.003,prompt_rows=false]
 
 A design is ``name:window:mlp:readout:steps`` (Medusa's ``steps`` is its number of heads).
 """
@@ -76,8 +76,6 @@ def main() -> None:
     parser.add_argument("--data", type=Path, help="a data file the build cached (cache/drafts/data/*.pkl) instead")
     parser.add_argument("--every", type=int, default=1, help="train on every k-th sequence of the data only")
     parser.add_argument("--kinds", help="train on these sources of the data only (comma-separated, data.SOURCES)")
-    parser.add_argument("--answers-only", action="store_true",
-                        help="train on the rows after each sequence's prompt only (the rows a draft is asked about)")
     parser.add_argument("--recipe", default="", help="fields of train.Recipe to change, as name=value,...")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -100,15 +98,9 @@ def main() -> None:
     keep = [k for k in range(0, len(data), args.every) if data.kinds[k] in kinds]
     data = draft_data.Sequences(*([field[k] for k in keep] for field in (data.ids, data.hidden, data.argmax,
                                                                          data.kinds, data.starts)))
-    if args.answers_only:  # row t reads the feature at t - 1: keep the prompt's last position as the first input
-        cut = [max(0, start - 1) for start in data.starts]
-        data = draft_data.Sequences([i[c:] for i, c in zip(data.ids, cut)], [h[c:] for h, c in zip(data.hidden, cut)],
-                                    [a[c:] for a, c in zip(data.argmax, cut)], data.kinds, [s - c for s, c in
-                                                                                           zip(data.starts, cut)])
     vocab = target.manifest["vocab_size"]
     answers = np.concatenate([ids[prompt:] for ids, _, prompt in runs])
     out = {"target": target.manifest["model"]["name"], "every": args.every, "kinds": sorted(kinds),
-           "answers_only": args.answers_only,
            "data": {"tokens": data.tokens(), "by_source": data.counts(),
                                                                "seconds": {k: round(v) for k, v in data_seconds.items()}},
            "recipe": recipe.__dict__, "precision": precision(recipe), "designs": {}}

@@ -154,3 +154,17 @@ def test_the_answers_table_keeps_confident_answer_rows_only():
     assert built["rows"]["2"] == [[5, 6, 7], [7, 5, 6]]  # 5 6 -> 7 (3 of 4); 7 5 -> 6 (3 of 3)
     assert built["orders"] == [2] and built["sources"] == ["chat", "library"]
     assert table(data, orders=(2,), min_count=2, min_share=0.8)["rows"]["2"] == [[7, 5, 6]]
+
+
+def test_training_reads_the_answers_rows_from_the_prompts_last_one():
+    from draft.data import Sequences
+    from draft.train import Recipe, chunks
+
+    data = Sequences()
+    data.add(list(range(10)), list(range(10)), np.zeros((10, 2)), "chat", 4)  # prompt 0-3, answer from 4
+    data.add(list(range(6)), list(range(6)), np.zeros((6, 2)), "code", 0)
+    # Row t reads the feature at t - 1: the first row trained is the prompt's last (3), which drafts the answer's
+    # second token; nothing before it.
+    assert chunks(data, 4, prompt_rows=False) == [(0, 3), (0, 7), (1, 0), (1, 4)]
+    assert chunks(data, 4, prompt_rows=True) == [(0, 0), (0, 4), (0, 8), (1, 0), (1, 4)]
+    assert Recipe().prompt_rows is True
