@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from model_export.build import build
+from model_export.check import native_int8_products_exact
 from onepass.backends.native import NativeDraft, NativeModel
 from onepass.backends.tokenizer import NativeTokenizer
 from onepass.examples import EXAMPLES, chat
@@ -55,6 +56,9 @@ def main() -> None:
     figures = {"model": model.facts.name, "draft": {k: draft.manifest.get(k) for k in
                                                     ("design", "window", "parameters", "readout_size")},
                "threads": args.threads, "max_new": args.max_new, "prompts": len(prompts), "targets": TARGETS,
+               # False on x86 without VNNI: there the native int8 products saturate and α and speed are that
+               # processor's own (model_export/check.py), not what the tab computes.
+               "native_int8_exact": native_int8_products_exact(),
                "held_out": {}, "examples": {}}
     for gamma in gammas:
         outcomes = []

@@ -22,7 +22,7 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 from model_export.build import build
-from model_export.check import load, position_independence, quality, speed, wasm
+from model_export.check import load, native_int8_products_exact, position_independence, quality, speed, wasm
 
 ROOT = Path(__file__).resolve().parent.parent
 QUALITY_TEXTS = ("held_text", "quality_text")
@@ -40,7 +40,9 @@ def main() -> None:
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     texts = {name: tokenizer.encode((ROOT / "tests" / "data" / f"{name}.txt").read_text()).ids for name in QUALITY_TEXTS}
     held = texts["held_text"]
-    figures = {"model": manifest["model"]["name"], "graph": manifest["graph"], **_size_and_quality(folder, texts)}
+    figures = {"model": manifest["model"]["name"], "graph": manifest["graph"],
+               # False on x86 without VNNI: the native quality figures are then that processor's (model_export/check.py)
+               "native_int8_exact": native_int8_products_exact(), **_size_and_quality(folder, texts)}
     if args.baseline:
         figures["baseline"] = {"export": str(args.baseline), **_size_and_quality(args.baseline, texts)}
     for threads in (1, 2):
@@ -79,6 +81,8 @@ def _table(figures: dict) -> str:
         f"{figures['word_tables']['tables']} word table(s)",
         f"quality       top-1 agreement with float32: {_quality_line(figures['quality'])}",
         f"reference     {figures['reference']}",
+        *([] if figures["native_int8_exact"] else ["native        this processor's onnxruntime saturates int8 products "
+                                                   "(no VNNI): native quality is its own, not the tab's"]),
         "",
         f"{'backend':<12}{'decode-1 ms':>12}{'verify-6 ms':>12}{'prefill-30 ms':>14}  position-independent",
     ]

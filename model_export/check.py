@@ -78,6 +78,41 @@ def cases(n: int) -> list[dict]:
     return fresh + stepped
 
 
+def native_int8_products_exact() -> bool:
+    """Whether this processor's native onnxruntime computes our int8 products exactly (the tab's WASM kernel does).
+
+    The graph multiplies uint8 activations (zero point 128) by int8 weights (``quantize.py``). On an x86 processor
+    without VNNI (AVX2 only, or AVX-512 without VNNI) onnxruntime's kernel adds pairs of those products in 16 bits
+    with saturation (VPMADDUBSW: 255 x 127 x 2 overflows), so its MatMulInteger is not the integer product
+    (benchmarks/FINDINGS.md, "Native int8 on a processor without VNNI"). Position independence and drafted == greedy
+    still hold there (the saturation is the same for a row wherever it sits), but the native figures of quality and
+    acceptance are that processor's, not the page's. A one-node graph with operands that overflow tells.
+    """
+    rng = np.random.default_rng(0)
+    weights = np.where(rng.random((64, 16)) < 0.5, -127, 127).astype(np.int8)
+    activations = np.where(weights[:, :1].T > 0, 255, 1).astype(np.uint8).repeat(4, 0)
+    exact = (activations.astype(np.int64) - 128) @ weights.astype(np.int64)
+    return bool(np.array_equal(native_matmul_integer(activations, weights), exact))
+
+
+def native_matmul_integer(activations: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """uint8 [M, K] (zero point 128) times int8 [K, N] by onnxruntime's native MatMulInteger, as our graphs call it."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["a", "w", "z"], ["y"])], "probe",
+        [helper.make_tensor_value_info("a", TensorProto.UINT8, list(activations.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, [activations.shape[0], weights.shape[1]])],
+        [numpy_helper.from_array(weights, "w"), numpy_helper.from_array(np.array(128, np.uint8), "z")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = min(model.ir_version, 9)
+    onnx.checker.check_model(model)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, {"a": activations})[0]
+
+
 def position_independence(model: NativeModel, ids: list[int]) -> dict:
     """Every case of ``cases`` natively, each compared with one full pass."""
     full = logits(model, ids)

@@ -9,7 +9,7 @@ import pytest
 import torch
 from tokenizers import Tokenizer
 
-from model_export.check import load, logits, quality
+from model_export.check import load, logits, native_int8_products_exact, native_matmul_integer, quality
 from model_export.tiny import load_tiny
 from tests.conftest import DATA, ids_of
 
@@ -55,3 +55,14 @@ def test_real_model_knows_a_fact(real_export, prompt, expected):
     result, _ = load(real_export).run(ids, None, logits=False, first_row=len(ids) - 1)
     assert result.argmax == [tokenizer.encode(expected).ids[0]]
     assert tokenizer.decode(result.argmax) == expected
+
+
+def test_the_native_int8_probe_says_what_the_kernel_does():
+    # Activations up to 128 never overflow a pair's 16-bit sum (128 x 127 x 2 < 32,768): exact on every processor.
+    # Over the full range the native product is exact just where the probe says it is (no saturation: VNNI or not x86).
+    rng = np.random.default_rng(1)
+    weights = rng.integers(-127, 128, (256, 32)).astype(np.int8)
+    for top, exact in ((128, True), (255, native_int8_products_exact())):
+        activations = rng.integers(0, top + 1, (8, 256)).astype(np.uint8)
+        expected = (activations.astype(np.int64) - 128) @ weights.astype(np.int64)
+        assert np.array_equal(native_matmul_integer(activations, weights), expected) == exact
