@@ -28,6 +28,11 @@ def test_tiny_onnx_float32_matches_pytorch(tiny_export, held_text):
 
 
 def test_tiny_int8_is_close_to_float32(tiny_export, held_text):
+    if not native_int8_products_exact():
+        # Measured on an AVX2-only processor: 34 % top-1, KL 0.62 natively (benchmarks/FINDINGS.md, "Native int8 on a
+        # processor without VNNI"); the real model's test below still holds there, and every VNNI processor runs this.
+        pytest.skip("this processor's onnxruntime saturates uint8 x int8 products (no VNNI): natively the tiny int8 "
+                    "model is not the graph's arithmetic, which the tab's WASM kernel computes")
     ids = ids_of(tiny_export, held_text)
     result = quality(load(tiny_export), load(tiny_export, reference=True), ids)
     # Random weights give flat, near-tied predictions; this floor still catches garbage (about 0 %).
