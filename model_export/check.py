@@ -8,6 +8,7 @@ and of several tokens. Every pass goes through the lesson's own native backend
 (py/onepass/backends/native.py), fed exactly as the algorithms feed it.
 """
 
+import functools
 import json
 import statistics
 import subprocess
@@ -78,6 +79,7 @@ def cases(n: int) -> list[dict]:
     return fresh + stepped
 
 
+@functools.cache  # the processor does not change within a process
 def native_int8_products_exact() -> bool:
     """Whether this processor's native onnxruntime computes our int8 products exactly (the tab's WASM kernel does).
 
