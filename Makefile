@@ -11,7 +11,7 @@ CHROMIUM := /usr/bin/chromium
 export ONEPASS_CACHE ?= $(HOME)/.cache/onepass
 export HF_HUB_DISABLE_TELEMETRY := 1
 
-.PHONY: setup model site serve check test bench bench-browser screenshots clean
+.PHONY: setup model site serve lint check test bench bench-browser screenshots clean
 
 setup: $(VENV)/.installed node_modules/.installed $(CHROMIUM)
 
@@ -51,15 +51,20 @@ site: build/.dir model
 serve: site
 	$(PY) tools/serve.py --dir site --port $(PORT)
 
-# The quick loop (under a minute, warm): both linters (ruff.toml holds the rules and the one line length; eslint.config.js),
-# then the tests that need no Chromium, no real model and take no seconds each (pytest.ini's markers).
-check: setup
+# Both linters, which `check` and `test` run first (ruff.toml holds the rules and the one line length;
+# eslint.config.js reads it).
+lint: setup
 	$(PY) -m ruff check --quiet .
 	npx --no-install eslint --quiet .
+
+# The quick loop (under a minute, warm): the linters, then the tests that need no Chromium, no real model and take
+# no seconds each (pytest.ini's markers).
+check: setup lint
 	ONEPASS_SKIP_REAL=1 $(PY) -m pytest -q -m "not browser and not real and not slow"
 
-# ONEPASS_SKIP_REAL=1 skips the real model's tests (tests/conftest.py), so the real model is not built either.
-test: setup
+# Every test, as CI runs it (.ci/run), after the linters. ONEPASS_SKIP_REAL=1 skips the real model's tests
+# (tests/conftest.py), so the real model is not built either.
+test: setup lint
 	$(PY) -m model_export --source tiny
 ifneq ($(ONEPASS_SKIP_REAL),1)
 	$(PY) -m model_export --source default
