@@ -57,6 +57,7 @@ export class Runtime {
     this.interrupt = self.crossOriginIsolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
     this.silentMs = SILENT_MS; // the tests shorten it
     this.restarts = 0; // workers replaced so far, for the tests and the console
+    this.stopping = null; // while cancelled runs end: the next run waits for it (request)
     this.worker = null;
     this.start();
   }
@@ -153,14 +154,26 @@ export class Runtime {
   }
 
   request(type, payload = {}, onEvent = null) {
+    // The worker runs one run at a time: a run asked for while cancelled ones end (within 2 s) waits for them, rather
+    // than being refused as busy (the reader pressed Run on the page they navigated to).
+    if (this.stopping && RUNS.has(type)) return this.stopping.then(() => this.request(type, payload, onEvent));
     const id = this.nextId++;
-    return new Promise((resolve, reject) => {
+    const waiting = { type, onEvent, heard: performance.now() };
+    const answer = new Promise((resolve, reject) => {
+      Object.assign(waiting, { resolve, reject });
       if (!this.worker) this.start();
       if (!this.pending.size) this.heard = performance.now(); // silence is counted from the first request waiting
-      this.pending.set(id, { type, resolve, reject, onEvent, heard: performance.now() });
+      this.pending.set(id, waiting);
       this.worker.postMessage({ id, type, ...payload });
       this.keepAlive();
     });
+    waiting.ended = answer.catch(() => {});
+    return answer;
+  }
+
+  /** Whether a run (a request that Cancel stops) is under way or waiting. */
+  running() {
+    return [...this.pending.values()].some((request) => RUNS.has(request.type));
   }
 
   /**
@@ -227,6 +240,10 @@ export class Runtime {
    */
   cancel() {
     const runs = [...this.pending.values()].filter((request) => RUNS.has(request.type));
+    const stopping = Promise.all(runs.map((request) => request.ended)).then(() => {
+      if (this.stopping === stopping) this.stopping = null;
+    });
+    this.stopping = stopping;
     const answered = this.request('cancel');
     const stuck = setTimeout(() => { if (this.interrupt) this.interrupt[0] = 2; }, CANCEL_GRACE_MS);
     const deadline = setTimeout(() => {
@@ -263,4 +280,13 @@ let shared = null;
 export function runtime() {
   shared ??= new Runtime();
   return shared;
+}
+
+/**
+ * The reader left the page whose runs are under way (instant navigation shows another): they are cancelled, as its
+ * Cancel would, since no Cancel on the next page reaches them and the worker runs one run at a time. The model's
+ * download goes on. Nothing is started on a visit that has no runtime yet.
+ */
+export function leavePage() {
+  if (shared?.running()) shared.cancel();
 }

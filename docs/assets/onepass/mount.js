@@ -6,7 +6,7 @@
  * gets its cleanup (a chart destroyed, a download no longer watched), which its mount function may return. All
  * text is set with textContent, so nothing typed or generated is read as HTML.
  */
-import { runtime } from './runtime/client.js';
+import { leavePage, runtime } from './runtime/client.js';
 import { mountAllAtOnce } from './panels/allatonce.js';
 import { mountDraftModel } from './panels/draftmodel.js';
 import { mountGenerate } from './panels/generate.js';
@@ -64,6 +64,7 @@ function mountAll() {
 }
 
 document$.subscribe(() => {
+  leavePage(); // the runs a page left behind are cancelled: the worker is free for this page's
   window.onepass = runtime; // for the browser tests and the benchmark
   window.onepassMount = mountAll;
   mountAll();

@@ -15,7 +15,7 @@
  * different times). A live run is timed where it happens: the worker's `timing` of each pass, the page's own (from
  * the pass's message being sent to its row being drawn), and the run's wall time, for "Under the hood"'s breakdown.
  */
-import { request as build, runtime } from '../runtime/client.js';
+import { request as build, OnepassError, runtime } from '../runtime/client.js';
 import { cachedOr } from './cache.js';
 import { button, el, ms } from '../dom.js';
 import { modelStatus, recordLastPass, traces } from './model.js';
@@ -136,6 +136,8 @@ export function panelRunner(root, { panel, words = {}, notice = null, cancel = n
         const run = async () => {
           model.say(wording.running);
           const info = needsModel ? await model.ready() : null;
+          // A run asked for while the model downloaded does not start once its page has been left.
+          if (!root.isConnected) throw new OnepassError('cancelled', 'the run was cancelled: its page was left');
           return live(request, { onEvent: clock.event, info, run: (onEvent) => rt.run(kind, request, onEvent) });
         };
         const { value, fromCache } = fresh ? { value: await run(), fromCache: false } : await cachedOr(panel, request, run);
