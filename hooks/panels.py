@@ -9,24 +9,33 @@
   result, and their JSDoc types, for the runtime's client and worker.
 
 ``defaults.js`` also carries ``SITE_DRAFT``: what step 6's panels show of the draft
-model the site ships (``hooks/model.py``'s manifest ``draft``: its window, size,
-parameters and training tokens), or why there is none, so step 6 needs no
-request of the model's folder until the reader asks for the model.
-Both are written with or without a model. This hook is listed before
+model the site ships (``hooks/model.py``'s manifest ``draft``: its window, its
+parameters, its size kept and on the wire), or why there is none, so step 6 needs no
+request of the model's folder until the reader asks for the model; and
+``SAMPLING_DRAWN``: step 6's sampling presets drawn by ``onepass.panels.sample``
+at the panel's first seed, which the panel shows until the reader draws in the
+tab, so reading the page starts no Python. The same facts of the draft fill the
+pages' ``{{ draft.* }}`` placeholders (``on_page_markdown``), labelled kept or on
+the wire as the panel labels them. Both modules are written with or without a model. This hook is listed before
 ``hooks/headers.py`` and ``hooks/offline.py``, so the service worker precaches them with the other assets.
 """
 
 import json
+import re
 import types
 import typing
 from dataclasses import fields
 from pathlib import Path
 
 from onepass import contract
-from onepass.panels import DEFAULTS
+from onepass.panels import DEFAULTS, sample
 
 MODULE = Path("assets", "onepass", "panels", "defaults.js")
 CONTRACT = Path("assets", "onepass", "runtime", "contract.js")
+# The sampling panel's first seed (docs/assets/onepass/panels/sampling.js reads it from SAMPLING_DRAWN). Any seed
+# works, but at the 5 % level one in twenty fails by chance: seed 1 does, on the first preset.
+FIRST_SEED = 2
+_DRAFT_PLACEHOLDER = re.compile(r"\{\{\s*draft\.(\w+)\s*\}\}")
 PLAIN = {str: "string", int: "number", float: "number", bool: "boolean", type(None): "null", typing.Any: "*"}
 
 
@@ -86,22 +95,66 @@ def contract_module() -> str:
 
 
 def site_draft(manifest: dict | None) -> dict:
-    """The draft model's facts the pages show before anything loads (the site's manifest's ``draft``), or why the site
-    has none."""
+    """The draft model's facts the pages show before anything loads (the site's manifest's ``draft``): its window, its
+    parameters, the bytes the browser keeps of it (``size``) and those it downloads (``download``, gzip-compressed),
+    its table of answers' rows; or why the site has none."""
     draft = (manifest or {}).get("draft")
     if not draft:
         return {"unavailable": (manifest or {}).get("draft_unavailable") or "this site was built without a model"}
     return {"window": draft["window"], "parameters": draft["parameters"], "size": sum(f["size"] for f in draft["files"]),
-            "tokens": draft["training"]["tokens"], "answers": draft.get("answers", {}).get("rows", 0)}
+            "download": draft["download_size"], "answers": draft.get("answers", {}).get("rows", 0)}
+
+
+def megabytes(size: int) -> str:
+    """Bytes as the pages write them: whole MB, or tenths below 10 MB (the tiny test model's draft is small)."""
+    return f"{size / 1e6:.0f}" if size >= 10e6 else f"{size / 1e6:.1f}"
+
+
+def draft_sizes(draft: dict) -> str:
+    """The draft's two sizes, each labelled: what the browser keeps, and what crosses the network."""
+    return f"{megabytes(draft['size'])} MB kept, {megabytes(draft['download'])} MB on the wire"
+
+
+def draft_placeholders(draft: dict) -> dict:
+    """The ``{{ draft.* }}`` facts, from ``site_draft``: ``sizes``; ``download``, a sentence for the home page's
+    download; ``summary``, a line for Under the hood's table."""
+    if "unavailable" in draft:
+        return {"sizes": "none", "download": "",
+                "summary": f"none: {draft['unavailable']} (step 6's live panel says so)"}
+    return {"sizes": draft_sizes(draft),
+            "download": f"That includes step 6's draft model, {megabytes(draft['download'])} MB on the wire.",
+            "summary": f"{draft['parameters']:,} parameters of its own ({draft_sizes(draft)}), trained once by this project on the "
+                       "model's own answers and shipped with the source; it reads the model's last hidden state at "
+                       f"the last {draft['window']} position{'s' if draft['window'] > 1 else ''} (its window) and "
+                       "proposes step 6's drafts"}
+
+
+def sampling_drawn() -> dict:
+    """Step 6's presets, each drawn as the panel's first press of its button would draw it (the same entry point)."""
+    presets = DEFAULTS["sampling"]["presets"]
+    draws = DEFAULTS["sampling"]["draws"]
+    return {"seed": FIRST_SEED, "presets": {name: json.loads(sample({**pq, "draws": draws, "seed": FIRST_SEED}))
+                                            for name, pq in presets.items()}}
+
+
+def _chunks_manifest(config) -> dict | None:
+    chunks = config.get("extra", {}).get("model_chunks")  # hooks/model.py's (folder, manifest), when the site has a model
+    return chunks[1] if chunks else None
+
+
+def on_page_markdown(markdown, page, config, files):
+    facts = draft_placeholders(site_draft(_chunks_manifest(config)))
+    return _DRAFT_PLACEHOLDER.sub(lambda match: facts.get(match.group(1), match.group(0)), markdown)
 
 
 def on_post_build(config):
     site = Path(config["site_dir"])
-    chunks = config.get("extra", {}).get("model_chunks")  # hooks/model.py's (folder, manifest), when the site has a model
     for path, text in [
         (MODULE, "/** Written by hooks/panels.py from py/onepass/panels.py (DEFAULTS): change them there. */\n"
                  "/** The site's draft model, from its manifest (hooks/model.py). */\n"
-                 f"export const SITE_DRAFT = {json.dumps(site_draft(chunks[1] if chunks else None), ensure_ascii=False)};\n"
+                 f"export const SITE_DRAFT = {json.dumps(site_draft(_chunks_manifest(config)), ensure_ascii=False)};\n"
+                 "/** Step 6's sampling presets drawn at the build, by the code the panel runs, at its first seed. */\n"
+                 f"export const SAMPLING_DRAWN = {json.dumps(sampling_drawn(), ensure_ascii=False)};\n"
                  f"export const DEFAULTS = {json.dumps(DEFAULTS, indent=2, ensure_ascii=False)};\n"),
         (CONTRACT, contract_module()),
     ]:

@@ -11,7 +11,8 @@ import yaml
 
 from onepass.estimate import fit, measured
 from onepass.speedup import MAX_GAMMA, best_gamma, speedup
-from tests.browser import ROOT
+from tests.browser import ROOT, offline_page
+from tests.test_pages_text import LESSON_WORDS, MARGIN, prose, words
 
 pytest_plugins = ["tests.browser"]
 
@@ -24,6 +25,9 @@ MEASURED = {"alpha": 0.62, "c": 0.004, "gamma": 6, "passes": 41, "tokens": 79, "
             "label": "Capitals <b>bold?</b>",
             "fitted": {"passes": 40, "tokens": 78, "ms_per_token": 151.2, "greedy_ms_per_token": 160.4}}
 RECORDINGS = sorted((ROOT / "tests" / "data").glob("runs-*.json"))
+RUNTIME_PARTS = ["/model/", "/vendor/pyodide/", "/vendor/ort/"]
+# The worker a model panel starts imports Pyodide's loader (18 KB) as it starts; Python itself comes only when asked.
+LOADER = "/vendor/pyodide/pyodide.mjs"
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +190,7 @@ def test_the_measured_alpha_and_c_from_step_5_show_on_the_chart(page, site):
 def test_without_a_measurement_the_chart_points_to_step_5(page, site):
     visit(page, site, 6)
     page.wait_for_selector(f"{CHART}[data-ready]")
-    assert "Run an example on step 5" in page.inner_text(".onepass-chart__measured")
+    assert "A run on step 5 will add its own α and c here." in page.inner_text(".onepass-chart__measured")
 
 
 def test_the_quiz_explains_keeps_its_score_after_reload_and_the_strip_shows_it(page, site):
@@ -221,7 +225,9 @@ def test_the_quiz_answers_are_the_lesson_s(page, site):
     }
     assert all(len(q["explain"]) > 80 for q in questions)  # every answer says why
     explain = {q["id"]: q["explain"] for q in questions}
-    assert "k − 1" in explain["best-length"] and "whenever drafting is not free" in explain["best-length"]
+    # A mostly wrong draft is slower only where its gain is smaller than its cost (the figures: test_pages_text.py).
+    assert "k − 1" in explain["best-length"] and "where that gain is smaller than its cost" in explain["best-length"]
+    assert "whenever drafting is not free" not in explain["best-length"]
     # True in this tab too: a wide pass costs more than a narrow one here, but less than a pass per token.
     assert "far less than separate passes" in explain["one-pass"] and "almost free" not in explain["one-pass"]
 
@@ -260,12 +266,58 @@ def test_search_finds_a_word_from_a_page(page, site):
 
 
 @pytest.mark.parametrize("step", NO_MODEL_STEPS)
-def test_pages_without_a_model_panel_fetch_no_model_file(page, site, step):
+def test_pages_without_a_model_panel_fetch_no_model_file_and_no_runtime(page, site, step):
+    """Reading a page downloads neither the model nor Python or onnxruntime-web: only a reader's press does."""
     fetched = []
-    page.on("request", lambda request: "/model/" in request.url and fetched.append(request.url))
+    page.on("request", lambda request: any(part in request.url for part in RUNTIME_PARTS)
+            and not request.url.endswith(LOADER) and fetched.append(request.url))
     page.goto(site.url + STEP_PATHS[step - 1], wait_until="networkidle")
+    if step == 6:  # its sampling panel shows the build's draw of the preset
+        page.wait_for_selector("[data-onepass-panel=sampling][data-state=done][data-source=recorded]")
+        assert "Drawn when this site was built" in page.inner_text("[data-onepass-panel=sampling] .onepass-status")
     page.wait_for_timeout(1000)
     assert fetched == []
+
+
+# What a panel shows that is not prose: its controls, the model's state and download question, where a shown run
+# was recorded, a key to the colours, and a run's output (recorded or not). Everything else in a panel or widget is
+# read as the lesson's prose and counted with the page's.
+NOT_PROSE = ["button", "label", "input", "select", "textarea", "output", "pre", "code", "table", ".onepass-card",
+             ".onepass-status", ".onepass-note", ".onepass-legend", ".onepass-counters", ".onepass-passes",
+             ".onepass-pass", ".onepass-grid", ".onepass-verdict", ".onepass-seed", ".onepass-chart__summary",
+             ".onepass-quiz__question", ".onepass-quiz__score"]
+PANEL_PROSE = """(skip) => {
+  const texts = [];
+  const walker = document.createTreeWalker(document.querySelector('article'), NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (!parent.closest('[data-onepass-panel], [data-onepass-widget]') || parent.closest(skip)) continue;
+    if (parent.checkVisibility()) texts.push(node.textContent);
+  }
+  return texts.join(' ');
+}"""
+MOUNTED = """() => [...document.querySelectorAll('[data-onepass-panel], [data-onepass-widget]')]
+    .every((node) => node.childElementCount > 0)"""
+
+
+def test_each_lesson_page_with_its_panels_prose_is_within_one_and_a_half_times_the_lesson_s_words(chromium, site):
+    """What a first-time reader sees before running anything: the page's prose and the prose its panels show."""
+    context, page, outside = offline_page(chromium, consent=False)
+    counted = {}
+    try:
+        for name, limit in LESSON_WORDS.items():
+            page.goto(site.url + STEP_PATHS[[source for _, source in NAV].index(name)], wait_until="networkidle")
+            page.wait_for_function(MOUNTED)
+            shown = page.evaluate(PANEL_PROSE, ", ".join(NOT_PROSE))
+            counted[name] = (words(prose((ROOT / "docs" / name).read_text())), words(shown), shown)
+    finally:
+        context.close()
+    assert outside == []
+    for name, (page_words, panel_words, shown) in counted.items():
+        total, limit = page_words + panel_words, MARGIN * LESSON_WORDS[name]
+        assert total <= limit, f"{name}: {page_words} words of prose and {panel_words} in its panels ({shown!r}), over {limit}"
+    # The count sees what moved into a panel: step 6's words on its draft, step 5's on its example.
+    assert "parameters" in counted["the-real-thing.md"][2] and "Capitals:" in counted["copy-and-check.md"][2]
 
 
 def test_the_home_page_says_what_a_pass_costs_here(page, site):

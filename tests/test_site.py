@@ -112,11 +112,38 @@ def test_the_draft_ships_with_the_model_and_the_pages_state_the_total(tiny_expor
     assert shipped["draft"]["identity"] == ":".join(entry["sha256"] for entry in draft["files"])
     assert shipped["download_size"] == shipped["model_download_size"] + shipped["draft"]["download_size"]
     assert "draft_unavailable" not in shipped
-    home = (site / "index.html").read_text()
-    total = f"{shipped['download_size'] / 1e6:.0f} MB, once"
-    assert total in home and f"step 6's draft model ({megabytes(shipped['draft']['download_size'])} MB)" in home
-    hood = (site / "runtime" / "index.html").read_text()
-    assert f"{millions(draft['parameters'])} parameters" in hood and "trained by this site's build" in hood
+    # Every size a page gives is labelled: on the wire (gzip-compressed chunks) or kept (what they unpack to).
+    wire, kept = shipped["draft"]["download_size"], sum(entry["size"] for entry in shipped["draft"]["files"])
+    assert wire < kept
+    home = " ".join((site / "index.html").read_text().split())
+    assert f"{shipped['download_size'] / 1e6:.0f} MB on the wire, after you agree" in home
+    assert f"That includes step 6's draft model, {megabytes(wire)} MB on the wire." in home
+    model_kept = sum(entry["size"] for entry in shipped["files"]) + kept
+    assert f"(the model files {model_kept / 1e6:.0f} MB unpacked)" in home
+    hood = " ".join((site / "runtime" / "index.html").read_text().split())
+    assert (f"{draft['parameters']:,} parameters of its own ({megabytes(kept)} MB kept, {megabytes(wire)} MB on the wire), "
+            "trained once by this project on the model's own answers and shipped with the source") in hood
+    assert f"at the last {draft['window']} positions (its window)" in hood
+    assert "trained by this site's build" not in hood
+    # The draft panel states the same two sizes, from the same facts (defaults.js), with the same labels.
+    module = (site / "assets" / "onepass" / "panels" / "defaults.js").read_text()
+    site_draft = json.loads(module.split("export const SITE_DRAFT = ", 1)[1].split(";\n", 1)[0])
+    assert (site_draft["size"], site_draft["download"], site_draft["window"]) == (kept, wire, draft["window"])
+    panel = (site / "assets" / "onepass" / "panels" / "draftmodel.js").read_text()
+    assert "MB kept, ${megabytes(SITE_DRAFT.download)} MB on the wire" in panel
+
+
+def test_step_6_s_presets_are_drawn_at_the_build_by_the_panel_s_own_code(site):
+    """Reading step 6 starts no Python: the panel shows these draws until the reader presses a button."""
+    from onepass.panels import DEFAULTS, sample
+
+    module = (site / "assets" / "onepass" / "panels" / "defaults.js").read_text()
+    drawn = json.loads(module.split("export const SAMPLING_DRAWN = ", 1)[1].split(";\n", 1)[0])
+    presets = DEFAULTS["sampling"]["presets"]
+    assert set(drawn["presets"]) == set(presets)
+    for name, pq in presets.items():
+        fresh = json.loads(sample({**pq, "draws": DEFAULTS["sampling"]["draws"], "seed": drawn["seed"]}))
+        assert drawn["presets"][name] == fresh and fresh["verdict"]["consistent"]
 
 
 def test_a_draft_for_another_model_stops_the_build(tiny_export, tiny_draft, tmp_path):

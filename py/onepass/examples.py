@@ -42,7 +42,7 @@ class Example:
     title: str
     prompt: str
     max_new: int  # a ceiling; each example ends with <|im_end|> well before it
-    point: str  # what the run shows
+    point: str  # what the run shows, in a few words (step 5's panel shows it beside the page's prose)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -55,8 +55,7 @@ EXAMPLES = (
         prompt=chat("Write one short sentence for each country, of the form 'The capital of X is Y.': "
                     "France, Germany, Italy, Spain, Poland, Austria, Greece, Norway."),
         max_new=96,
-        point="The copier wins on the repeated scaffolding (\"The capital of\", copied from the sentence before) and "
-              "loses on the facts: the new cities, and the countries, which it copies from the prompt's list.",
+        point="copies win on repeated scaffolding, lose on new facts.",
     ),
     Example(
         key="past-tense",
@@ -64,15 +63,14 @@ EXAMPLES = (
         prompt=chat("Rewrite the text so that it happened yesterday: \"Every day, the cat sits on the mat and watches "
                     "the birds in the garden, and the dog sleeps by the door of the kitchen.\""),
         max_new=64,
-        point="Long runs are copied from the original sentence; the model changes only the verbs.",
+        point="long runs copied from the original; only the verbs change.",
     ),
     Example(
         key="spelling",
         title="Spelling",
         prompt=chat("Spell the word \"orange\" letter by letter, with a space between the letters."),
         max_new=32,
-        point="The spelled-out letters appear nowhere in the prompt, so no copy survives: every pass yields one token. "
-              "Whatever the model writes, right or wrong, the drafted text is the same.",
+        point="no letter appears before, so no copy survives.",
     ),
 )
 

@@ -1,18 +1,20 @@
 /**
- * Step 6, live: the reader's text written with the draft model this site trained from the model itself. Each row
+ * Step 6, live: the reader's text written with the site's draft model (trained once by this project on the model's own
+ * answers, shipped with the source; the third kind of draft, which reads the model's last hidden state). Each row
  * is one round: the draft's small passes (one token each), then one pass of the model that verifies them, in the
  * colours of steps 4 and 5 (passview.js). Then the same text one token per pass, in the same request, for the
  * identity check and the wall clock; the run's α per draft position and c (both measured here, by Python:
  * py/onepass/panels.py's draft figures) go on the speed-up chart above, the formula's prediction beside the
  * measured speed-up. "Best for my machine" sets the draft length to the formula's best at the measured α and c.
  * "Copy first" asks the text before the draft (the "lookup+draft" mode): prompt lookup's copy where the text's last
- * two tokens occurred before, else what the model's own earlier answers continued the last tokens with (the table the
- * build made from the draft's training answers), the draft model's tokens elsewhere; α and c are then the draft's
+ * two tokens occurred before, else what the model's own earlier answers continued the last tokens with (the table
+ * shipped with the draft), the draft model's tokens elsewhere; α and c are then the draft's
  * rounds alone.
  * A site built without a draft model says so, and the rest of the page works.
  */
 import { DEFAULTS, SITE_DRAFT } from './defaults.js';
 import { button, el, ms } from '../dom.js';
+import { SITE_ROOT } from '../store.js';
 import { runFrame } from './runs.js';
 import { MAX_GAMMA } from '../speedup.js';
 import { showDraftRun } from '../widgets/speedup-chart.js';
@@ -49,24 +51,12 @@ export function mountDraftModel(root) {
       + 'works without it.';
   } else {
     root.dataset.draft = 'ready';
-    // The page's prose stays the lesson's length (tests/test_pages_text.py): what this draft is, is said here.
-    about.textContent = 'The model is the smallest of its family, so there is no smaller sibling to draft for it: this '
-      + `site's build trained one, ${SITE_DRAFT.parameters.toLocaleString('en')} parameters (${(SITE_DRAFT.size / 1e6).toFixed(1)} MB), `
-      + `from the model's own predictions (${SITE_DRAFT.tokens.toLocaleString('en')} tokens, mostly its answers to coding `
-      + 'requests), so it guesses best where the model answers a request: "As a chat message" sends your text as one, as '
-      + "step 5's examples are sent (untick it and the model continues your text instead). It reads the model's own last hidden "
-      + 'state (its features, which the verifying pass computes anyway) at the last '
-      + `${SITE_DRAFT.window === 1 ? 'position' : `${SITE_DRAFT.window} positions`} and the tokens there, and guesses the next token, as EAGLE does (Li and `
-      + 'colleagues, 2024); the model itself is unchanged. Your text is then written one token per pass too, to check it is '
-      + 'identical and to time both (before the first such run, a few tokens of each go through untimed: a tab\'s first '
-      + 'passes run slower while the browser compiles); your run\'s α and c go on the chart below. The draft was never '
-      + 'taught to copy: tick '
-      + '"Copy first" and wherever your text\'s last two tokens occurred before, step 5\'s free copy is checked instead; '
-      + (SITE_DRAFT.answers
-        ? `elsewhere, wherever the model's own answers to the draft's training requests went on the same way after the last `
-          + `few tokens (${SITE_DRAFT.answers.toLocaleString('en')} such endings kept), that copy is checked, as REST does `
-          + '(He and colleagues, 2023). Copies cost no small pass.'
-        : 'copies cost no small pass.');
+    // A sentence or two: how the draft is made and what it reads are Under the hood's (the page's prose and this
+    // paragraph are counted together, tests/test_pages_site.py).
+    const megabytes = (bytes) => (bytes / 1e6).toFixed(bytes >= 10e6 ? 0 : 1);
+    about.append(`The draft model: ${SITE_DRAFT.parameters.toLocaleString('en')} parameters, `
+      + `${megabytes(SITE_DRAFT.size)} MB kept, ${megabytes(SITE_DRAFT.download)} MB on the wire. It and these options: `,
+    el('a', { href: new URL('runtime/#step-6s-draft-model', SITE_ROOT).href, textContent: 'Under the hood' }), '.');
   }
 
   function draftLength() {
@@ -116,7 +106,7 @@ export function mountDraftModel(root) {
       + `${positions}. The draft's cost c = ${draft.c.toFixed(3)}: one small pass took ${ms(draft.seconds / draft.passes)}, `
       + `against a one-token pass of the model after the first. The formula at that α and c predicts ${draft.predicted.toFixed(2)}× `
       + `at γ = ${draft.gamma}${draft.copies ? ' for the draft alone' : ''}; the run measured ${one.speedup.toFixed(2)}× on the `
-      + 'wall clock after the first pass (which reads your text, with or without a draft). Both are on the chart below. '
+      + 'wall clock after the first pass (which reads your text, with or without a draft). Both are on the chart above. '
       + 'This page drew the drafted run\'s passes as they came and only counted the other run\'s, on the same processor, so '
       + 'if anything these figures are a little less favourable to the draft than a run that drew neither.';
     root.dataset.alpha = draft.alpha;

@@ -35,7 +35,7 @@ export function mountLookup(root) {
   function choose(example) {
     chosen = example;
     for (const b of chooser.children) b.classList.toggle('onepass-chosen', b.dataset.key === (example?.key ?? 'own'));
-    about.textContent = example ? `${example.title}: ${example.point} Sent in the model's chat format, as below.` : 'Your own text: type it above.';
+    about.textContent = example ? `${example.title}: ${example.point} Sent as a chat message.` : 'Your own text: type it above.';
     shownPrompt.textContent = example ? example.prompt : '';
     shownPrompt.hidden = !example;
     frame.input.hidden = Boolean(example);

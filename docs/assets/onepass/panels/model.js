@@ -124,8 +124,8 @@ export function modelStatus(root, { eager = true } = {}) {
     if (!manifest) throw Object.assign(new Error('this site was built without a model, so nothing can run here'), { code: 'no_model' });
     const { download } = modelSizes(manifest);
     // Written anew on every ask: a panel's own messages may have replaced the question meanwhile.
-    status.textContent = `This panel runs ${manifest.model.name} in your browser: a one-time download of ${formatBytes(download)}${draftShare(manifest)}, `
-      + 'kept by the browser for your next visit. ';
+    status.textContent = `This panel runs ${manifest.model.name} in your browser: a download of ${formatBytes(download)} on the wire`
+      + `${draftShare(manifest)}, kept by the browser for your next visit where it allows. `;
     status.append(downloadButton(download));
     root.dataset.state = 'asking';
     agreed ??= whenConsented().then(() => {

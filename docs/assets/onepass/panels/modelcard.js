@@ -57,7 +57,8 @@ export function mountModelCard(root) {
       load();
     } else {
       // Nothing of the model is fetched until the reader says so, here or in any panel; the choice is remembered.
-      progress.textContent = `The model is not downloaded yet: ${formatBytes(download)}${draftShare(manifest)}, fetched once and kept by the browser. `;
+      progress.textContent = `The model is not downloaded yet: ${formatBytes(download)} on the wire${draftShare(manifest)}, `
+        + 'kept by the browser where it allows. ';
       progress.append(downloadButton(download));
       root.dataset.state = 'asking';
       whenConsented().then(() => {

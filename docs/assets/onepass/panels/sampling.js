@@ -2,14 +2,16 @@
  * Step 6's sampling panel. Draft and verify 10,000 tokens with the speculative sampling rule
  * (py/onepass/sampling.py), then compare the kept tokens' frequencies with the target p: a chart, a table and
  * a chi-squared verdict. Two sources of p and q:
- * - presets over six made-up words (Python only, no model), with every p and q editable;
+ * - presets over six made-up words (Python only, no model), with every p and q editable. Until the reader presses a
+ *   button, the panel shows the preset as the build drew it at the first seed (SAMPLING_DRAWN, by the same Python
+ *   entry point), so reading the page downloads no Python;
  * - the model itself: p is its next-token distribution after the reader's text (its top tokens, the rest
  *   lumped as "other"), q a draft the reader picks (py/onepass/drafts.py), or the real pair: q the site's draft
  *   model's own after the same text (when the site ships one). This one loads the model, after
  *   asking, and only when the reader asks for it.
  */
 import { loadChart } from '../libs.js';
-import { DEFAULTS, SITE_DRAFT } from './defaults.js';
+import { DEFAULTS, SAMPLING_DRAWN, SITE_DRAFT } from './defaults.js';
 import { button, el, visible } from '../dom.js';
 import { panelRunner } from './runs.js';
 
@@ -47,14 +49,13 @@ export function mountSampling(root) {
     return el('tr', {}, [el('td', { textContent: word }), el('td', {}, [inputs.p[i]]), el('td', {}, [inputs.q[i]]),
       el('td', { className: 'onepass-observed' }), el('td', { className: 'onepass-count' })]);
   });
-  // The first seed shown; any seed works, but at the 5 % level one in twenty fails by chance (seed 1 does, here).
-  let seed = 2;
+  // The first seed shown (hooks/panels.py's, which drew the presets at it).
+  let seed = SAMPLING_DRAWN.seed;
   let source = 'preset';
   const seedText = el('span', { className: 'onepass-seed' });
   const run = button(`Draft and verify ${DRAWS.toLocaleString('en')} tokens`, 'onepass-run', true);
   const reseed = button('New seed', 'onepass-reseed');
   const runLive = button('Sample from the model', 'onepass-run-live');
-  model.say('Python starts in this tab (no model needed for the presets).');
   const verdict = el('p', { className: 'onepass-verdict' });
   const canvas = el('canvas', { className: 'onepass-chart' });
   root.append(
@@ -85,7 +86,9 @@ export function mountSampling(root) {
       row.querySelector('.onepass-count').textContent = result.counts[i];
     });
     const v = result.verdict;
-    verdict.textContent = `χ² = ${v.statistic.toFixed(2)} with ${v.dof} degrees of freedom, p-value ${v.p_value.toPrecision(3)}: `
+    // Not called a p-value here: p is the target's probability on this page.
+    verdict.textContent = `χ² = ${v.statistic.toFixed(2)} with ${v.dof} degrees of freedom; an exact rule gives a χ² this `
+      + `large or larger with probability ${v.p_value.toPrecision(3)}: `
       + (v.consistent ? `consistent with the target p (no evidence against it at the ${v.level * 100} % level).`
         : `NOT consistent with p at the ${v.level * 100} % level. An exact rule still fails this test for one seed in ${Math.round(1 / v.level)}: try a new seed.`)
       + ` ${result.accepted.toLocaleString('en')} of ${result.draws.toLocaleString('en')} drafted tokens were kept as drafted.`;
@@ -121,16 +124,34 @@ export function mountSampling(root) {
     });
   }
 
+  /** The preset as the build drew it at the first seed: what the button would draw, with no Python started. */
+  async function showDrawn() {
+    source = 'preset';
+    seedText.textContent = `seed ${seed}`;
+    root.dataset.state = 'drawing';
+    await draw({ result: SAMPLING_DRAWN.presets[preset.value], words: PRESET_WORDS, source });
+    model.say(`Drawn when this site was built, by the same Python code, seed ${seed}. Press "Draft and verify" to draw `
+      + 'in your tab: that starts Python, but needs no model.');
+    root.dataset.state = 'done';
+    root.dataset.source = 'recorded';
+  }
+
   const use = (which) => () => {
     source = which;
     sample();
   };
-  preset.addEventListener('change', () => { fill(); use('preset')(); });
+  // A preset at the first seed is already drawn; at another seed it is drawn afresh.
+  preset.addEventListener('change', () => {
+    if (runner.busy()) return;
+    fill();
+    if (seed === SAMPLING_DRAWN.seed) showDrawn();
+    else use('preset')();
+  });
   run.addEventListener('click', use('preset'));
   runLive.addEventListener('click', use('model'));
   draftKind.addEventListener('change', () => { if (source === 'model') sample(); });
   reseed.addEventListener('click', () => { seed += 1; sample(); });
   fill();
-  sample();
+  showDrawn();
   return () => chart?.destroy();
 }

@@ -46,7 +46,7 @@ export const QUESTIONS = [
       'Every drafted token costs c, but pays only if all before it were accepted.',
     ],
     answer: 2,
-    explain: 'The k-th drafted token is kept only if the k − 1 before it were right and it is right too, with probability αᵏ, while its cost c is paid every time. So the gain from each extra token shrinks and its cost does not: the speed-up peaks at a handful of tokens for an ordinary draft (longer for a very good, cheap one). A draft that is mostly wrong gains almost nothing, so whenever drafting is not free (c > 0) it is slower than not drafting at all.',
+    explain: 'The k-th drafted token is kept only if the k − 1 before it were right and it is right too, with probability αᵏ, while its cost c is paid every time. So the gain from each extra token shrinks and its cost does not: the speed-up peaks at a handful of tokens for an ordinary draft (longer for a very good, cheap one). A mostly wrong draft gains little, and where that gain is smaller than its cost it is slower than not drafting at all: a single drafted token still gives 1.24× at α = 0.3, γ = 1, c = 0.05, but 0.92× at α = 0.1, γ = 1, c = 0.2.',
   },
 ];
 

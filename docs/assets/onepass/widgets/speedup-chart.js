@@ -29,7 +29,7 @@ export function showDraftRun(run) {
 /** The draft run's figures in words: what the formula predicts at them beside what was measured. */
 function describeDraftRun(run) {
   const positions = run.alphas.map((a, i) => `${i + 1}: ${a.toFixed(2)}`).join(', ');
-  return `Your draft model's run below, measured in this tab: α = ${run.alpha.toFixed(2)} (by draft position: ${positions}), `
+  return `Your draft model's run (the panel below), measured in this tab: α = ${run.alpha.toFixed(2)} (by draft position: ${positions}), `
     + `c = ${run.c.toFixed(3)}, γ = ${run.gamma}. The solid line is the formula at that α and c: it predicts `
     + `${speedup(run.alpha, run.gamma, run.c).toFixed(2)}× at γ = ${run.gamma}; the round point is what the run `
     + `measured on the wall clock against one at a time: ${run.measured.toFixed(2)}×. (The formula counts neither the `
@@ -195,8 +195,8 @@ export async function mountChart(root) {
     use.addEventListener('click', () => set({ alpha: run.alpha, c: Math.min(run.c, 1), gamma: Math.min(Math.round(run.gamma), MAX_GAMMA) }));
     note.append(describeRun(run), ' ', use);
   } else {
-    note.append('Run an example on ', el('a', { href: new URL('copy-and-check/', SITE_ROOT).href, textContent: 'step 5' }),
-      ' and the α and c of your run there will appear on this chart.');
+    note.append('A run on ', el('a', { href: new URL('copy-and-check/', SITE_ROOT).href, textContent: 'step 5' }),
+      ' will add its own α and c here.');
   }
   root.replaceChildren(
     el('div', { className: 'onepass-chart__controls' }, SLIDERS.map((s) => controls[s.key].label)),
