@@ -115,6 +115,50 @@ def native_matmul_integer(activations: np.ndarray, weights: np.ndarray) -> np.nd
     return session.run(None, {"a": activations})[0]
 
 
+def run_graph(graph: bytes | Path, feeds: dict, outputs: list[str], exact_int8: bool = False,
+              reference: bool | None = None) -> list[np.ndarray]:
+    """``outputs`` of one run of an ONNX graph (its bytes or file) on ``feeds``, by onnxruntime natively; with
+    ``exact_int8``, where this processor's onnxruntime does not multiply int8 exactly (``native_int8_products_exact``),
+    by onnx's reference evaluator, which computes the graph's integer products exactly, as the tab's WASM kernel does.
+    ``reference`` True or False chooses the evaluator or onnxruntime whatever the processor (to test both on one).
+    """
+    import onnx
+    import onnx.utils
+
+    if reference is None:
+        reference = exact_int8 and not native_int8_products_exact()
+    if not reference:
+        import onnxruntime as ort
+
+        session = ort.InferenceSession(graph if isinstance(graph, bytes) else str(graph), providers=["CPUExecutionProvider"])
+        return session.run(outputs, feeds)
+    from onnx.reference import ReferenceEvaluator
+
+    model = onnx.load_from_string(graph) if isinstance(graph, bytes) else onnx.load(str(graph))
+    # The evaluator runs every node it is given: only those the outputs need (a top-k over the vocabulary costs more
+    # than the whole pass here).
+    model = onnx.utils.Extractor(model).extract_model(list(feeds), outputs)
+    return ReferenceEvaluator(model, new_ops=[_FusedMatMul()]).run(outputs, feeds)
+
+
+def _FusedMatMul():  # noqa: N802 (the operator's name)
+    """onnxruntime's com.microsoft FusedMatMul (``attention.py`` writes it), for onnx's reference evaluator:
+    alpha times the product of A and B, either transposed."""
+    from onnx.reference.op_run import OpRun
+
+    class FusedMatMul(OpRun):
+        op_domain = "com.microsoft"
+
+        def _run(self, a, b, alpha=None, transA=None, transB=None, transBatchA=None, transBatchB=None):  # noqa: N803
+            if transBatchA or transBatchB:
+                raise NotImplementedError("FusedMatMul with transBatchA or transBatchB")
+            a = np.swapaxes(a, -1, -2) if transA else a
+            b = np.swapaxes(b, -1, -2) if transB else b
+            return (np.matmul(a, b) * np.float32(1.0 if alpha is None else alpha)).astype(a.dtype),
+
+    return FusedMatMul
+
+
 def position_independence(model: NativeModel, ids: list[int]) -> dict:
     """Every case of ``cases`` natively, each compared with one full pass."""
     full = logits(model, ids)
@@ -152,10 +196,14 @@ def feature_independence(model: NativeModel, ids: list[int]) -> dict:
 
 def quality(model: NativeModel, reference: NativeModel, ids: list[int]) -> dict:
     """Teacher-forced agreement with the float32 export: same text, compare each position's prediction."""
-    ours, theirs = logits(model, ids), logits(reference, ids)
+    return agreement(logits(model, ids), logits(reference, ids))
+
+
+def agreement(ours: np.ndarray, theirs: np.ndarray) -> dict:
+    """How the logits ``ours`` agree with the reference's ``theirs``, position by position: top-1 and KL."""
     log_p, log_q = _log_softmax(theirs), _log_softmax(ours)
     return {
-        "positions": len(ids),
+        "positions": len(ours),
         "top1_agreement": float((ours.argmax(-1) == theirs.argmax(-1)).mean()),
         "kl_fp32_to_int8": float((np.exp(log_p) * (log_p - log_q)).sum(-1).mean()),
     }

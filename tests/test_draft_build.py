@@ -6,18 +6,16 @@ import json
 import shutil
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 import pytest
 import torch
-from onnx.reference import ReferenceEvaluator
 
 from draft import build as draft_build
 from draft.data import PAD_ALIGN, aligned_batches
 from draft.export import OUTPUTS, OnnxDraft, to_onnx
 from draft.heads import Eagle, Readout
 from draft.target import DraftUnavailable, Target
-from model_export.check import native_int8_products_exact
+from model_export.check import run_graph
 
 
 @pytest.fixture
@@ -39,14 +37,10 @@ def tiny_eagle(tiny_export):
 
 
 def run_onnx(data: bytes, features, tokens, exact_int8: bool = False):
-    """The graph's outputs from onnxruntime natively; with ``exact_int8``, where this processor's onnxruntime does not
-    multiply int8 exactly (``native_int8_products_exact``), from onnx's reference evaluator, which computes the
-    graph's integer products as the tab's WASM kernel does."""
-    feeds = {"features": features, "tokens": tokens}
-    if exact_int8 and not native_int8_products_exact():
-        return dict(zip(OUTPUTS, ReferenceEvaluator(onnx.load_from_string(data)).run(list(OUTPUTS), feeds)))
-    session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
-    return dict(zip(OUTPUTS, session.run(list(OUTPUTS), feeds)))
+    """The graph's outputs, by model_export.check's ``run_graph``: from onnxruntime natively; with ``exact_int8``,
+    where this processor's onnxruntime does not multiply int8 exactly, from onnx's reference evaluator, which computes
+    the graph's integer products as the tab's WASM kernel does."""
+    return dict(zip(OUTPUTS, run_graph(data, {"features": features, "tokens": tokens}, list(OUTPUTS), exact_int8)))
 
 
 @pytest.mark.parametrize("n", [1, 3, 8])
