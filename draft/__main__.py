@@ -1,26 +1,47 @@
-"""``python -m draft --target EXPORT_DIR [--seed 0]``: build (or reuse) the draft for an export; print its folder.
+"""``python -m draft --target EXPORT_DIR``: the draft for an export, as the site ships it; print its folder.
 
-Run from the repository root with ``py`` on the path (``PYTHONPATH=py``), as the site's hooks do. A target for
-which no draft can be built (no ``hidden`` output, two word tables) exits with status 3 and says why.
+For the model the repository ships a trained draft for (``draft/shipped/``), the draft is assembled from it in
+seconds and nothing is trained (``shipped.assemble``). For another model, a quick draft is trained here
+(``build.build``: seconds for the tiny test model, some twenty minutes for a 0.5B one), unless ``--no-train`` (or
+``ONEPASS_DRAFT=none``) asks for none. A model for which no draft can be had exits with status 3 and says why.
+
+``--retrain`` is the developer's ``make draft``: train the shipped draft again from the committed corpus and write
+``draft/shipped/``.
 """
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
+from onepass.backends.native import DraftUnavailable
+
+from . import shipped
 from .build import build
-from .target import DraftUnavailable
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m draft", description=__doc__.split("\n\n")[0])
     parser.add_argument("--target", type=Path, required=True, help="the model export's folder (python -m model_export)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--force", action="store_true", help="rebuild even if the cache holds this draft")
+    parser.add_argument("--force", action="store_true", help="rebuild a quick draft even if the cache holds it")
+    parser.add_argument("--no-train", action="store_true", help="no quick draft for a model without a shipped one")
+    parser.add_argument("--retrain", action="store_true", help="train the shipped draft from the committed corpus")
+    parser.add_argument("--shards", type=int, default=None, help="with --retrain: the corpus's first N shards only")
     args = parser.parse_args(argv)
     log = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731 - stdout carries only the folder
     try:
-        folder = build(args.target, seed=args.seed, force=args.force, log=log)
+        if args.retrain:
+            shipped.train(args.target, args.shards, args.seed, log=log)
+            return 0
+        try:
+            folder = shipped.assemble(args.target, log=log)
+            log("draft: the shipped draft, assembled with this model's word table (nothing trained)")
+        except DraftUnavailable as why:
+            if args.no_train or os.environ.get("ONEPASS_DRAFT") == "none":
+                raise
+            log(f"draft: {why}; training a quick one here")
+            folder = build(args.target, seed=args.seed, force=args.force, log=log)
     except DraftUnavailable as error:
         print(f"draft: no draft for this model: {error}", file=sys.stderr)
         return 3

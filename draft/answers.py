@@ -22,11 +22,20 @@ KINDS = ("chat", "library")  # the target's own answers (the teacher-forced text
 
 def table(data: Sequences, orders=ORDERS, min_count: int = MIN_COUNT, min_share: float = MIN_SHARE) -> dict:
     """``{"orders", "min_count", "min_share", "sources", "rows": {order: [[context..., next], ...]}}``, rows sorted."""
+    texts = [(ids.tolist(), choices.tolist(), start)
+             for ids, choices, kind, start in zip(data.ids, data.argmax, data.kinds, data.starts) if kind in KINDS]
+    return _table(texts, orders, min_count, min_share)
+
+
+def table_of_texts(texts, orders=ORDERS, min_count: int = MIN_COUNT, min_share: float = MIN_SHARE) -> dict:
+    """``table`` over the corpus's (ids, start) texts (``corpus.py``): each is the target's greedy answer, so its
+    choice after every position of the answer is the token that follows there."""
+    return _table([(list(ids), [*list(ids)[1:], -1], start) for ids, start in texts], orders, min_count, min_share)
+
+
+def _table(texts, orders, min_count: int, min_share: float) -> dict:
     seen = {n: defaultdict(Counter) for n in orders}
-    for ids, choices, kind, start in zip(data.ids, data.argmax, data.kinds, data.starts):
-        if kind not in KINDS:
-            continue
-        ids, choices = ids.tolist(), choices.tolist()
+    for ids, choices, start in texts:
         # From the prompt's last token on: choices[t] is the target's next token after ids[: t + 1].
         for t in range(max(start - 1, 0), len(ids) - 1):
             for n in orders:

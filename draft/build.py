@@ -37,7 +37,10 @@ from . import data as draft_data
 from .export import OnnxDraft, to_onnx
 from .heads import Eagle, Readout, parameters
 from .simulate import PROMPTS, held_out_runs, report, windowed
-from .target import DraftUnavailable, Target, identity
+from onepass.backends.native import DraftUnavailable
+from onepass.seam import target_identity as identity
+
+from .target import Target
 from .train import Recipe, fit, precision
 
 FORMAT = 1
@@ -50,12 +53,11 @@ ANSWERS = "answers.json"  # the target's own answers as a table to copy from (an
 
 @dataclass(frozen=True)
 class Design:
-    """The shipped design: the best measured on the same data (benchmarks/FINDINGS.md, "The draft model"): at the
-    budget measured the windowed attention (W = 16) drafted no better than one row alone and cost 2.5 times more
-    per pass natively, so the default is W = 1 (``benchmarks/draft_designs.py`` measures any W)."""
+    """The shipped design (``heads.Eagle``): the best measured on the same data (benchmarks/FINDINGS.md, "The draft
+    model"): at the budget measured, attention over a window of 16 rows drafted no better than one row alone and cost
+    2.5 times more per pass natively (``benchmarks/draft_designs.py`` measures the variants)."""
 
-    name: str = "eagle-window"
-    window: int = 1
+    name: str = "eagle"
     mlp: int = 2432
     readout: int = 16384
 
@@ -80,7 +82,7 @@ REAL = Plan(draft_data.Plan(instructions=-1, max_new=80, batch=16, forced_batch=
 # The tiny random model's: the whole path in seconds.
 TINY = Plan(draft_data.Plan(instructions=6, max_new=12, batch=3, forced_batch=2, code_tokens=300, doc_tokens=100,
                             length=48),
-            Design(window=4, mlp=32, readout=256), Recipe(epochs=1, batch=4, length=32), held_out_tokens=8)
+            Design(mlp=32, readout=256), Recipe(epochs=1, batch=4, length=32), held_out_tokens=8)
 TINY_HIDDEN = 256  # a target narrower than this is a test model: the tiny plan
 
 
@@ -190,13 +192,12 @@ def make_draft(target: Target, data: draft_data.Sequences, design: Design, recip
     ids = written_tokens(data, design.readout, vocab)
     table = torch.from_numpy(word_rows(target.folder, ids))
     readout = Readout(table, torch.from_numpy(ids), vocab)
-    heads = target.manifest["model"]["num_attention_heads"]
-    model = Eagle(readout, heads, target.kv["num_kv_heads"], design.mlp, design.window)
+    model = Eagle(readout, design.mlp)
     fit(model, data, recipe, seed=seed, log=log)
     return model
 
 
-def calibration(data: draft_data.Sequences, window: int, count: int = 64) -> list[tuple[np.ndarray, np.ndarray]]:
+def calibration(data: draft_data.Sequences, window: int = 1, count: int = 64) -> list[tuple[np.ndarray, np.ndarray]]:
     """``count`` windows of training rows (the target's features, the next tokens), spread evenly over the data."""
     feeds = []
     for k in np.linspace(0, len(data) - 1, count).astype(int).tolist():
@@ -254,13 +255,13 @@ def _build(target: Target, plan: Plan, seed: int, folder: Path, log) -> None:
     partial = folder.with_name(folder.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
-    (partial / "draft.onnx").write_bytes(to_onnx(model, calibration=calibration(data, plan.design.window)))
+    (partial / "draft.onnx").write_bytes(to_onnx(model, calibration=calibration(data)))
     answers = draft_answers.table(data)
     (partial / ANSWERS).write_text(json.dumps(answers, separators=(",", ":")) + "\n")
     info = {
         "format": FORMAT,
         "design": plan.design.name,
-        "window": plan.design.window,
+        "window": model.window,
         "hidden_size": target.hidden_size,
         "readout_size": plan.design.readout,
         "parameters": parameters(model),

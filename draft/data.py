@@ -149,19 +149,25 @@ def doc_pieces(tokenizer, tokens: int, length: int) -> list[tuple[str, str]]:
 
 def teacher_forced(target: Target, tokenizer, pairs: list[tuple[str, str]], kind: str, into: Sequences,
                    batch: int) -> None:
-    """The target's pass over each (request, answer) chat exchange, ``batch`` exchanges per pass (``aligned_batches``;
-    left-padded, as ``Target.greedy`` pads)."""
+    """The target's pass over each (request, answer) chat exchange, ``batch`` exchanges per pass (``forced``)."""
     texts = []
     for request, answer in pairs:
         prompt = encode(tokenizer, chat(request))
         texts.append((prompt + encode(tokenizer, answer), len(prompt)))
+    forced(target, texts, kind, into, batch)
+
+
+def forced(target: Target, texts: list[tuple[list[int], int]], kinds, into: Sequences, batch: int) -> None:
+    """The target's features and choices over each (ids, start) text, one teacher-forced pass for about ``batch``
+    texts (``aligned_batches``; left-padded, as ``Target.greedy`` pads). ``kinds``: one for all, or one a text."""
+    kinds = [kinds] * len(texts) if isinstance(kinds, str) else list(kinds)
     for indices in aligned_batches([len(ids) for ids, _ in texts], batch):
         group = [texts[i] for i in indices]
         width = max(len(ids) for ids, _ in group)
         pad = np.array([width - len(ids) for ids, _ in group], np.int64)
-        argmax, hidden, _ = target.run(np.array([[0] * (width - len(ids)) + ids for ids, _ in group]), pad=pad)
-        for row, (ids, start) in enumerate(group):
-            into.add(ids, argmax[row, pad[row]:], hidden[row, pad[row]:], kind, start)
+        argmax, hidden, _ = target.run(np.array([[0] * (width - len(ids)) + list(ids) for ids, _ in group]), pad=pad)
+        for row, (i, (ids, start)) in enumerate(zip(indices, group)):
+            into.add(ids, argmax[row, pad[row]:], hidden[row, pad[row]:], kinds[i], start)
 
 
 @dataclass(frozen=True)

@@ -69,8 +69,8 @@ def activation_peaks(graph: onnx.ModelProto, calibration: list[tuple[np.ndarray,
     return {n.name: peaks[n.input[0]] for n in matmuls}
 
 
-def to_onnx(model: Eagle, int8: bool = True, calibration=None) -> bytes:
-    """The draft's graph, serialised; the same weights (and calibration) give the same bytes."""
+def float_graph(model: Eagle) -> onnx.ModelProto:
+    """The draft's graph in float32, its outputs named as the interface says."""
     d = model.readout.table.shape[1]
     n = min(2, model.window)
     example = (torch.zeros(1, n, d), torch.zeros(1, n, dtype=torch.long))
@@ -86,8 +86,20 @@ def to_onnx(model: Eagle, int8: bool = True, calibration=None) -> bytes:
         if output.name != name:
             graph.graph.node.append(onnx.helper.make_node("Identity", [output.name], [name]))
             output.name = name
+    return graph
+
+
+def to_onnx(model: Eagle, int8: bool = True, calibration=None, peaks: dict | None = None) -> bytes:
+    """The draft's graph, serialised; the same weights (and calibration feeds, or their ``activation_peaks``) give
+    the same bytes."""
+    graph = float_graph(model)
     if int8:
-        quantize_int8_per_row(graph, activation_peaks(graph, calibration) if calibration else {})
+        if peaks is None:
+            peaks = activation_peaks(graph, calibration) if calibration else {}
+        matmuls = {n.name for n in graph.graph.node if n.op_type == "MatMul"}
+        if not set(peaks) <= matmuls:
+            raise ValueError("the activation peaks name MatMuls this graph does not have (another torch export?)")
+        quantize_int8_per_row(graph, peaks)
     graph.producer_name, graph.producer_version = "onepass-draft", "1"
     return graph.SerializeToString()
 

@@ -302,3 +302,104 @@ def library_instructions(count: int) -> list[str]:
     count = len(tasks) if count < 0 else min(count, len(tasks))
     picked = [tasks[k * len(tasks) // count] for k in range(count)] if count else []
     return [_TEMPLATES[k % len(_TEMPLATES)].format(task=task) for k, task in enumerate(picked)]
+
+
+# The corpus's further requests (``corpus.py``): prose over subjects, the standard library's modules, and rewrites of
+# its docstrings' sentences. Subjects and templates are this repository's text; modules and sentences are read off
+# Python's standard library (Python Software Foundation License 2.0).
+SUBJECTS = [
+    "volcanoes", "honeybees", "the printing press", "electric cars", "public libraries", "the Roman aqueducts",
+    "coral reefs", "the Silk Road", "lighthouses", "the bicycle", "tea", "the telescope", "penguins", "windmills",
+    "the Olympic Games", "maps", "the violin", "recycling", "rainforests", "the steam engine", "sourdough",
+    "bridges", "the compass", "glaciers", "owls", "the alphabet", "clocks", "the Great Wall of China", "deserts",
+    "vaccination", "trains", "the piano", "chess", "origami", "the postal service", "satellites", "mushrooms",
+    "the human eye", "octopuses", "the periodic table", "paper", "castles", "the Amazon river", "jazz", "kites",
+    "the Sahara", "submarines", "whales", "wind power", "umbrellas", "the guitar", "dinosaurs", "the Moon landing",
+    "libraries in the Middle Ages", "rice farming", "the Eiffel Tower", "newspapers", "elephants", "hot-air balloons",
+    "the water wheel", "glass", "ancient Egypt", "the radio", "cotton", "earthquakes", "the human skeleton",
+    "sleep", "bees and flowers", "the Arctic", "the internet", "street markets", "board games", "museums",
+    "the metric system", "sundials", "the microscope", "pottery", "sharks", "the Nile", "bamboo", "compost",
+    "public parks", "snow", "thunderstorms", "the post box", "typewriters", "salt", "the calendar", "maple syrup",
+    "the seasons", "marathons", "ants", "puzzles", "wool", "the bus", "canals", "mountains", "honey", "soap",
+    "the spinning wheel", "cartoons", "fireworks", "photography", "the orchestra", "the atom", "bats", "fungi",
+    "the tomato", "solar energy", "the kilogram", "orange trees", "carnivals", "the harbour", "tunnels",
+    "the tortoise", "lakes", "the hedgehog", "pencils", "the bread oven", "astronauts", "knitting", "the zebra",
+    "the rain gauge", "the wheel", "dolphins", "handwriting", "the football", "the ice age", "caves", "the fox",
+    "gardening", "vinegar", "the helicopter", "the wolf", "the sparrow", "coffee", "pyramids", "the potato",
+    "sailing ships", "the lemon", "the bicycle helmet", "rivers", "the library card", "tides", "olive oil",
+]
+SUBJECT_TEMPLATES = [
+    "Write a short paragraph about {}.", "Give three interesting facts about {}.", "Explain {} to a ten-year-old.",
+    "Write a short poem about {}.", "Describe {} in a few sentences.", "What are the good and bad sides of {}?",
+    "Write a short story in which {} matter to the plot.", "Summarise the history of {} in a few sentences.",
+    "Write a short letter to a friend about {}.", "Write a two-minute speech about {}.",
+    "List five questions a student might ask about {}, with short answers.", "Write a short news report about {}.",
+    "Compare {} with something similar, in a short paragraph.", "Write a short dialogue between two people about {}.",
+    "Write a short advertisement about {}.", "Explain why {} matter to people, in a few sentences.",
+]
+MODULE_TEMPLATES = [
+    "What is Python's {} module for? Show a short example.",
+    "Write a short Python example that uses the {} module and explain it.",
+]
+SENTENCE_TEMPLATES = [
+    "Rewrite this sentence in simpler words: \"{}\"",
+    "Translate into French: \"{}\"",
+    "Write a Python function whose docstring says: \"{}\"",
+]
+
+
+def subject_requests() -> list[str]:
+    return [template.format(subject) for template in SUBJECT_TEMPLATES for subject in SUBJECTS]
+
+
+def _library_trees():
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    for path in sorted(stdlib.rglob("*.py")):
+        parts = path.relative_to(stdlib).parts
+        if _SKIP & set(parts) or any(part.startswith("_") for part in parts):
+            continue
+        try:
+            yield path.relative_to(stdlib), ast.parse(path.read_text(errors="replace"))
+        except (SyntaxError, ValueError):
+            continue
+
+
+def module_requests() -> list[str]:
+    """Two requests about every public standard-library module that has a docstring."""
+    names = []
+    for relative, tree in _library_trees():
+        if ast.get_docstring(tree):
+            dotted = ".".join(relative.with_suffix("").parts).removesuffix(".__init__")
+            names.append(dotted)
+    return [template.format(name) for template in MODULE_TEMPLATES for name in sorted(set(names))]
+
+
+def sentence_requests() -> list[str]:
+    """Docstrings' first sentences that read as plain words (6 to 20 words, no code), each in one template in turn."""
+    sentences = set()
+    for _, tree in _library_trees():
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.FunctionDef, ast.ClassDef)) or node.name.startswith("_"):
+                continue
+            doc = ast.get_docstring(node)
+            if not doc:
+                continue
+            sentence = doc.strip().split("\n\n")[0].replace("\n", " ").strip().split(". ")[0].rstrip(".")
+            words = sentence.split()
+            if not 6 <= len(words) <= 20 or not words[0][:1].isupper() or words[-1].lower() in _DANGLING:
+                continue
+            if re.search(r"[`'\"\\(){}\[\]<>:;=*_]|self|\bthe given\b", sentence):
+                continue
+            sentences.add(sentence + ".")
+    return [SENTENCE_TEMPLATES[k % len(SENTENCE_TEMPLATES)].format(s) for k, s in enumerate(sorted(sentences))]
+
+
+MORE_TEMPLATES = [
+    "Explain step by step how to write code that {task}, then show it in Python.",
+    "Write a Python function that {task}, and a short pytest test for it.",
+]
+
+
+def more_library_instructions() -> list[str]:
+    """Every ``library_tasks()`` task in ``MORE_TEMPLATES``' phrasings."""
+    return [template.format(task=task) for template in MORE_TEMPLATES for task in library_tasks()]

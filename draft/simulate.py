@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .heads import Eagle, Medusa
+from .heads import Eagle
 
 PROMPTS = Path(__file__).parent.parent / "benchmarks" / "draft_prompts.json"
 
@@ -82,12 +82,6 @@ def window_draft(step, window: int, hidden: np.ndarray, ids: np.ndarray, p: int,
         feats = np.concatenate([feats, out[-1:]])
         tokens = np.append(tokens, argmax[-1])
     return draft
-
-
-@torch.no_grad()
-def medusa_draft(model: Medusa, hidden: np.ndarray, p: int, gamma: int) -> list[int]:
-    logits = model(torch.from_numpy(hidden[p - 1].astype(np.float32))[None])
-    return [int(model.readout.token(head)[0]) for head in logits[:gamma]]
 
 
 def acceptance(propose, runs: list[tuple[np.ndarray, np.ndarray, int]], gamma: int) -> Acceptance:

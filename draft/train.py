@@ -20,7 +20,7 @@ import torch
 from torch.nn import functional as F
 
 from .data import Sequences
-from .heads import Eagle, Medusa
+from .heads import Eagle
 
 
 @dataclass(frozen=True)
@@ -32,9 +32,7 @@ class Recipe:
     steps: int = 2  # draft steps unrolled in training
     noise: float = 0.2  # uniform noise on the input features, as a fraction of their mean magnitude
     ce_weight: float = 0.5
-    soft: bool = False  # cross-entropy against the target's whole distribution over the readout, not its argmax
     bfloat16: bool = True  # autocast where the processor has bfloat16 arithmetic (``precision``)
-    prompt_rows: bool = True  # train on the prompts' rows too, not only the answers' (FINDINGS: "The prompts' rows")
 
 
 def precision(recipe: Recipe) -> str:
@@ -49,17 +47,11 @@ def _autocast(recipe: Recipe):
     return contextlib.nullcontext()
 
 
-def chunks(data: Sequences, length: int, prompt_rows: bool = True) -> list[tuple[int, int]]:
-    """(sequence, first row) of every training chunk: each sequence cut into pieces of at most ``length`` rows.
-
-    Without ``prompt_rows`` a sequence's chunks start at its prompt's last row, whose feature and the answer's first
-    token draft the answer's second: the first question a drafted round asks. A draft never drafts inside a prompt,
-    but its rows (a fifth of the chat data) still teach it: without them training took a quarter less time and the
-    draft accepted 0.012 less (benchmarks/FINDINGS.md, "The prompts' rows"), so the recipe keeps them.
-    """
-    firsts = [0 if prompt_rows else max(0, start - 1) for start in data.starts]
-    return [(i, start) for i, (ids, first) in enumerate(zip(data.ids, firsts))
-            for start in range(first, len(ids) - 1, length)]
+def chunks(data: Sequences, length: int) -> list[tuple[int, int]]:
+    """(sequence, first row) of every training chunk: each sequence cut into pieces of at most ``length`` rows. The
+    prompts' rows are trained too: a draft never drafts inside a prompt, but without them training took a quarter
+    less time and the draft accepted 0.012 less (benchmarks/FINDINGS.md, "The prompts' rows")."""
+    return [(i, start) for i, ids in enumerate(data.ids) for start in range(0, len(ids) - 1, length)]
 
 
 def _pad(rows: list[torch.Tensor], value=0) -> torch.Tensor:
@@ -79,8 +71,9 @@ def eagle_batch(model: Eagle, data: Sequences, items, length: int):
     return _pad(feats), _pad(tokens), _pad(wanted), _pad(labels, value=-1)
 
 
-def eagle_loss(model: Eagle, batch, recipe: Recipe, generator: torch.Generator):
-    feats, tokens, wanted, labels = batch
+def eagle_loss(model: Eagle, data: Sequences, items, recipe: Recipe, generator: torch.Generator):
+    """The recipe's loss over the chunks ``items``, and the first draft step's cross-entropy (logged)."""
+    feats, tokens, wanted, labels = eagle_batch(model, data, items, recipe.length)
     scale = feats.abs().mean()
     noisy = feats + (torch.rand(feats.shape, generator=generator) * 2 - 1) * recipe.noise * scale
     live = labels >= 0
@@ -90,42 +83,22 @@ def eagle_loss(model: Eagle, batch, recipe: Recipe, generator: torch.Generator):
         rows = live.clone()
         rows[:, :s - 1] = False
         regression = F.smooth_l1_loss(out[rows], wanted[rows])
-        logits = model.readout(out[rows])
-        if recipe.soft:
-            # EAGLE's classification loss: the target's own distribution (its readout of its feature) as the label.
-            with torch.no_grad():
-                p = model.readout(wanted[rows]).float().softmax(-1)
-            ce = -(p * logits.float().log_softmax(-1)).sum(-1).mean()
-        else:
-            ce = F.cross_entropy(logits, labels[rows])
+        ce = F.cross_entropy(model.readout(out[rows]), labels[rows])
         total = total + regression + recipe.ce_weight * ce
         first_ce = ce if first_ce is None else first_ce
     return total / recipe.steps, first_ce
 
 
-def medusa_loss(model: Medusa, data: Sequences, items, length: int):
-    """Head j on the feature at t - 1 learns the target's choice of token t + j (its argmax at t + j - 1)."""
-    feats, labels = [], []
-    for i, start in items:
-        end = min(start + length, len(data.ids[i]))
-        feats.append(torch.from_numpy(data.hidden[i][start:end].astype(np.float32)))
-        labels.append(model.readout.index[torch.from_numpy(data.argmax[i][start:end])])
-    feats, labels = _pad(feats), _pad(labels, value=-1)
-    total = 0.0
-    for j, logits in enumerate(model(feats), start=1):
-        target = labels[:, j:]
-        live = target >= 0
-        total = total + F.cross_entropy(logits[:, :-j][live], target[live])
-    return total / len(model.blocks), total
-
-
-def fit(model, data: Sequences, recipe: Recipe, seed: int = 0, log=print):
-    """Train ``model`` in place; returns the losses logged (every 20 steps)."""
+def fit(model, data: Sequences, recipe: Recipe, seed: int = 0, log=print, max_steps: int | None = None,
+        loss=eagle_loss, pieces: list[tuple[int, int]] | None = None):
+    """Train ``model`` in place (for the recipe's epochs, or its first ``max_steps`` steps) on the chunks ``pieces``
+    (default: every row, ``chunks``); returns the losses logged (every 20 steps). ``loss(model, data, items, recipe,
+    generator) -> (loss, logged cross-entropy)``: the shipped recipe's, or a variant's (benchmarks/draft_variants.py)."""
     torch.manual_seed(seed)
     rng, generator = random.Random(seed), torch.Generator().manual_seed(seed)
     trained = [p for p in model.parameters() if p.requires_grad]
     optimiser = torch.optim.AdamW(trained, lr=recipe.lr, weight_decay=0.0)
-    pieces = chunks(data, recipe.length, recipe.prompt_rows)
+    pieces = list(chunks(data, recipe.length) if pieces is None else pieces)
     per_epoch = (len(pieces) + recipe.batch - 1) // recipe.batch
     steps = recipe.epochs * per_epoch
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=recipe.lr, total_steps=steps, pct_start=0.1)
@@ -136,18 +109,18 @@ def fit(model, data: Sequences, recipe: Recipe, seed: int = 0, log=print):
         for k in range(0, len(pieces), recipe.batch):
             items = pieces[k:k + recipe.batch]
             with _autocast(recipe):
-                if isinstance(model, Eagle):
-                    loss, ce = eagle_loss(model, eagle_batch(model, data, items, recipe.length), recipe, generator)
-                else:
-                    loss, ce = medusa_loss(model, data, items, recipe.length)
+                value, ce = loss(model, data, items, recipe, generator)
             optimiser.zero_grad()
-            loss.backward()
+            value.backward()
             torch.nn.utils.clip_grad_norm_(trained, 1.0)
             optimiser.step()
             schedule.step()
             step += 1
-            if step % 20 == 0 or step == steps:
-                history.append((step, loss.item(), ce.item()))
-                log(f"draft train: epoch {epoch} step {step}/{steps} loss {loss.item():.3f} ce {ce.item():.3f}")
+            if step % 20 == 0 or step == steps or step == max_steps:
+                history.append((step, value.item(), ce.item()))
+                log(f"draft train: epoch {epoch} step {step}/{steps} loss {value.item():.3f} ce {ce.item():.3f}")
+            if step == max_steps:
+                model.eval()
+                return history
     model.eval()
     return history

@@ -45,6 +45,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from onepass.seam import target_identity
+
 _PLACEHOLDER = re.compile(r"\{\{\s*model\.(\w+)\s*\}\}")
 DEFAULT_CHUNK_MB = 50
 
@@ -113,9 +115,11 @@ def draft_facts(draft: dict | None) -> dict:
                 "draft_summary": "none: " + NO_DRAFT + " (step 6's live panel says so)"}
     mb = megabytes(draft["download_size"])
     training = draft.get("training", {})
-    summary = (f"{millions(draft['parameters'])} parameters ({mb} MB to download), trained by this site's build on the "
-               f"model's own predictions over {training.get('tokens', 0):,} tokens; it reads the model's last hidden "
-               "state and proposes step 6's drafts")
+    made = ("trained once by this project and shipped with its source" if training.get("shipped")
+            else "trained by this site's build")
+    summary = (f"{millions(draft['parameters'])} parameters ({mb} MB to download), {made}, on the model's own "
+               f"predictions over {training.get('tokens', 0):,} tokens; it reads the model's last hidden state and "
+               "proposes step 6's drafts")
     return {"draft_mb": mb, "draft_parameters": millions(draft["parameters"]),
             "draft_sentence": f"That includes step 6's draft model ({mb} MB).", "draft_summary": summary}
 
@@ -171,8 +175,9 @@ def served_files(manifest: dict) -> list[dict]:
 
 
 def identity(manifest: dict) -> str:
-    """What a cached result or a precomputed trace is tied to: the hashes of the model's files, in order."""
-    return ":".join(f["sha256"] for f in manifest["files"])
+    """What a cached result or a precomputed trace is tied to: the hashes of the model's files, in order (the one
+    definition, ``onepass.seam.target_identity``, which a draft names its model by too)."""
+    return target_identity(manifest)
 
 
 def chunk_bytes() -> int:

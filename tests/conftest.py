@@ -46,13 +46,15 @@ def tiny_draft(tiny_export) -> Path:
 
 @pytest.fixture(scope="session")
 def real_draft(real_export) -> Path:
-    """The real model's draft, as ``make serve`` builds it: 13–20 minutes on two cores the first time, so only with
-    ``ONEPASS_REAL_DRAFT=1`` (the tests that need it are skipped otherwise; it is cached once built)."""
-    if os.environ.get("ONEPASS_REAL_DRAFT") != "1":
-        pytest.skip("needs the real model's draft: ONEPASS_REAL_DRAFT=1 builds it (13–20 minutes the first time, by the processor)")
-    from draft.build import build as build_draft
+    """The real model's draft as ``make serve`` ships it: the committed draft (draft/shipped/), assembled with the
+    export's word table in seconds (``draft.shipped.assemble``)."""
+    from draft import shipped
+    from onepass.backends.native import DraftUnavailable
 
-    return build_draft(real_export, log=lambda message: None)
+    try:
+        return shipped.assemble(real_export, log=lambda message: None)
+    except DraftUnavailable as why:
+        pytest.skip(f"no shipped draft for this export: {why}")
 
 
 def ids_of(folder: Path, text: str) -> list[int]:

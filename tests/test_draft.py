@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from draft.heads import Eagle, Medusa, Readout
+from benchmarks.draft_variants import Medusa, WindowEagle, answer_chunks
+from draft.heads import Eagle, Readout
 from draft.instructions import instructions, library_instructions
 from draft.simulate import Acceptance, acceptance, module_step, window_draft
 from onepass.panels import DEFAULTS
@@ -35,9 +36,11 @@ def small_readout():
     return Readout(table, torch.tensor([1, 3, 5, 7, 9]), VOCAB)
 
 
-def small_eagle(window=4):
+def small_eagle(window=1):
+    """The shipped design (window 1) or the windowed variant that benchmarks/draft_variants.py keeps."""
     torch.manual_seed(0)
-    model = Eagle(small_readout(), heads=4, kv_heads=2, mlp=32, window=window).eval()
+    model = (Eagle(small_readout(), mlp=32) if window == 1
+             else WindowEagle(small_readout(), heads=4, kv_heads=2, mlp=32, window=window)).eval()
     with torch.no_grad():  # the unknown-token vector starts at zero; make it tell tokens apart in the tests
         model.unknown.normal_()
     return model
@@ -60,8 +63,9 @@ def test_the_embedding_is_the_readouts_table_and_one_vector_outside_it():
 
 
 def test_designs_shapes():
-    out = small_eagle()(torch.randn(2, 6, D), torch.randint(0, VOCAB, (2, 6)))
-    assert out.shape == (2, 6, D)
+    for window in (1, 4):
+        out = small_eagle(window)(torch.randn(2, 6, D), torch.randint(0, VOCAB, (2, 6)))
+        assert out.shape == (2, 6, D)
     medusa = Medusa(small_readout(), 3)
     assert [tuple(h.shape) for h in medusa(torch.randn(2, 6, D))] == [(2, 6, 5)] * 3
 
@@ -75,6 +79,20 @@ def test_a_window_run_alone_equals_the_same_rows_inside_a_longer_text():
         first = max(0, t - 3)
         alone = model(feats[:, first:t + 1], tokens[:, first:t + 1])
         assert torch.allclose(alone[:, -1], whole[:, t], atol=1e-5), t
+
+
+@torch.no_grad()
+def test_the_shipped_designs_rows_are_each_their_own():
+    model = small_eagle()
+    feats, tokens = torch.randn(1, 8, D), torch.randint(0, VOCAB, (1, 8))
+    whole = model(feats, tokens)
+    for t in range(8):
+        assert torch.allclose(model(feats[:, t:t + 1], tokens[:, t:t + 1])[:, 0], whole[:, t], atol=1e-6)
+    steps = model.unrolled(feats, tokens, 2)
+    # Step 2 at row t reads the draft's own step-1 feature at row t - 1.
+    for t in range(1, 8):
+        own = model(feats[:, t - 1:t], tokens[:, t - 1:t])
+        assert torch.allclose(steps[1][:, t], model(own, tokens[:, t:t + 1])[:, 0], atol=1e-5)
 
 
 @torch.no_grad()
@@ -158,13 +176,12 @@ def test_the_answers_table_keeps_confident_answer_rows_only():
 
 def test_training_reads_the_answers_rows_from_the_prompts_last_one():
     from draft.data import Sequences
-    from draft.train import Recipe, chunks
+    from draft.train import chunks
 
     data = Sequences()
     data.add(list(range(10)), list(range(10)), np.zeros((10, 2)), "chat", 4)  # prompt 0-3, answer from 4
     data.add(list(range(6)), list(range(6)), np.zeros((6, 2)), "code", 0)
     # Row t reads the feature at t - 1: the first row trained is the prompt's last (3), which drafts the answer's
     # second token; nothing before it.
-    assert chunks(data, 4, prompt_rows=False) == [(0, 3), (0, 7), (1, 0), (1, 4)]
-    assert chunks(data, 4, prompt_rows=True) == [(0, 0), (0, 4), (0, 8), (1, 0), (1, 4)]
-    assert Recipe().prompt_rows is True
+    assert answer_chunks(data, 4) == [(0, 3), (0, 7), (1, 0), (1, 4)]
+    assert chunks(data, 4) == [(0, 0), (0, 4), (0, 8), (1, 0), (1, 4)]

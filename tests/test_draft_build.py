@@ -14,7 +14,8 @@ from draft import build as draft_build
 from draft.data import PAD_ALIGN, aligned_batches
 from draft.export import OUTPUTS, OnnxDraft, to_onnx
 from draft.heads import Eagle, Readout
-from draft.target import DraftUnavailable, Target
+from draft.target import Target
+from onepass.backends.native import DraftUnavailable
 from model_export.check import run_graph
 
 
@@ -30,7 +31,7 @@ def tiny_eagle(tiny_export):
     torch.manual_seed(0)
     ids = np.arange(0, 151936, 97)
     readout = Readout(torch.from_numpy(draft_build.word_rows(tiny_export, ids)), torch.from_numpy(ids), 151936)
-    model = Eagle(readout, heads=4, kv_heads=2, mlp=48, window=8).eval()
+    model = Eagle(readout, mlp=48).eval()
     with torch.no_grad():
         model.unknown.normal_()
     return model

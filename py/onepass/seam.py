@@ -58,6 +58,12 @@ def check_rows(new_ids: list[int], rows_from: int, hidden: int = 0) -> None:
         raise ValueError(f"hidden asks for the features of 0 to {len(new_ids)} new tokens, got {hidden}")
 
 
+def target_identity(manifest: dict) -> str:
+    """A model's identity: its files' sha256, in order, from its export's manifest or the site's (which states it).
+    The one definition: a draft names the model it was trained for by it, the site ties traces and caches to it."""
+    return manifest.get("identity") or ":".join(entry["sha256"] for entry in manifest["files"])
+
+
 @dataclass(frozen=True)
 class Facts:
     """What the algorithms read from an export's ``manifest.json`` (never hard-coded)."""

@@ -22,7 +22,7 @@ import onnxruntime as ort
 
 from ..answers import Answers
 from ..draft_model import DraftStep
-from ..seam import Facts, Pass
+from ..seam import Facts, Pass, target_identity
 from .sessions import CachedSession, UncachedSession
 
 THREADS = 2
@@ -69,20 +69,42 @@ class NativeModel:
     def session(self, kv_cache: bool = True) -> CachedSession | UncachedSession:
         return CachedSession(self) if kv_cache else UncachedSession(self)
 
+    def feeds(self, ids: np.ndarray, past: list[np.ndarray] | None, pad: np.ndarray | None = None) -> dict:
+        """The graph's inputs for one pass over ``ids`` [B, n] after ``past`` (None: nothing before).
+
+        ``pad`` [B]: how many of each row's first positions (of the whole text so far) are left padding, which the
+        attention mask hides and the position ids skip (several texts decoded together: ``batch``).
+        """
+        batch, n = ids.shape
+        past = past or [np.zeros((batch, *self.empty_past.shape[1:]), np.float32)] * len(self.past_names)
+        start = past[0].shape[2]
+        pad = np.zeros(batch, np.int64) if pad is None else pad
+        everything = np.arange(start + n)
+        names = self.manifest["inputs"]
+        return {
+            names["input_ids"]: ids.astype(np.int64),
+            names["attention_mask"]: (everything[None, :] >= pad[:, None]).astype(np.int64),
+            names["position_ids"]: np.maximum(everything[None, start:] - pad[:, None], 0).astype(np.int64),
+            **dict(zip(self.past_names, past)),
+        }
+
+    def batch(self, ids: np.ndarray, past: list[np.ndarray] | None = None, pad: np.ndarray | None = None):
+        """One pass over several texts at once (``feeds``), every row predicted: the argmax [B, n], the hidden
+        states [B, n, d] and the new KV cache. The draft's trainer reads the target through it."""
+        feeds = self.feeds(ids, past, pad)
+        if self.first_row:
+            feeds[self.first_row] = np.array([0], np.int64)
+        outputs = self.manifest["outputs"]
+        values = self.onnx.run([outputs["argmax"], self.hidden_output(), *self.present_names], feeds)
+        return values[0], values[1], values[2:]
+
     def outputs(self, ids: list[int], past: list[np.ndarray] | None, *, logits: bool,
                 first_row: int = 0, hidden: bool = False) -> tuple[dict, list[np.ndarray], float]:
         """One pass over ``ids`` after ``past`` (None: nothing before), predictions from row ``first_row`` of
         the pass on; returns the outputs by name (argmax, top-k, logits and every row's hidden state when
         asked), the new KV cache and the pass's seconds."""
-        past = past or [self.empty_past] * len(self.past_names)
-        start = past[0].shape[2]
-        names, outputs = self.manifest["inputs"], self.manifest["outputs"]
-        feeds = {
-            names["input_ids"]: np.array([ids], np.int64),
-            names["attention_mask"]: np.ones((1, start + len(ids)), np.int64),
-            names["position_ids"]: np.arange(start, start + len(ids), dtype=np.int64)[None],
-            **dict(zip(self.past_names, past)),
-        }
+        outputs = self.manifest["outputs"]
+        feeds = self.feeds(np.array([ids], np.int64), past)
         if self.first_row:
             feeds[self.first_row] = np.array([first_row], np.int64)
         fetch = [outputs["argmax"], outputs["topk_ids"], outputs["topk_probs"], *([outputs["logits"]] if logits else [])]
@@ -122,12 +144,6 @@ class NativeModel:
         """The KV cache as it was after ``length`` tokens."""
         # Sequence is axis 2 of [batch, kv_heads, sequence, head_dim]; onnxruntime wants contiguous inputs.
         return [np.ascontiguousarray(tensor[:, :, :length]) for tensor in past]
-
-
-def target_identity(manifest: dict) -> str:
-    """What a draft names its target by, as the site names a model (``hooks/model.py``): its files' sha256, in
-    order."""
-    return manifest.get("identity") or ":".join(entry["sha256"] for entry in manifest["files"])
 
 
 class DraftUnavailable(Exception):
