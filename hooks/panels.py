@@ -116,17 +116,19 @@ def draft_sizes(draft: dict) -> str:
 
 
 def draft_placeholders(draft: dict) -> dict:
-    """The ``{{ draft.* }}`` facts, from ``site_draft``: ``sizes``; ``download``, a sentence for the home page's
-    download; ``summary``, a line for Under the hood's table."""
+    """The ``{{ draft.* }}`` facts, from ``site_draft``: ``download``, a sentence for the home page's download;
+    ``summary``, a line for Under the hood's table."""
     if "unavailable" in draft:
-        return {"sizes": "none", "download": "",
-                "summary": f"none: {draft['unavailable']} (step 6's live panel says so)"}
-    return {"sizes": draft_sizes(draft),
-            "download": f"That includes step 6's draft model, {megabytes(draft['download'])} MB on the wire.",
+        return {"download": "", "summary": f"none: {draft['unavailable']} (step 6's live panel says so)"}
+    return {"download": f"That includes step 6's draft model, {megabytes(draft['download'])} MB on the wire.",
             "summary": f"{draft['parameters']:,} parameters of its own ({draft_sizes(draft)}), trained once by this project on the "
                        "model's own answers and shipped with the source; it reads the model's last hidden state at "
-                       f"the last {draft['window']} position{'s' if draft['window'] > 1 else ''} (its window) and "
-                       "proposes step 6's drafts"}
+                       f"the text's {window(draft['window'])} (its window) and proposes step 6's drafts"}
+
+
+def window(rows: int) -> str:
+    """The positions a draft of ``rows`` rows reads, in words."""
+    return "last position" if rows == 1 else f"last {rows} positions"
 
 
 def sampling_drawn() -> dict:

@@ -32,8 +32,8 @@ SETTLE_MS = 2_000
 # Every panel of the page has its model and Python ready (as in tools/screenshots.py), or there is none.
 READY = """() => document.querySelector('[data-onepass-panel]')
     ? Promise.all([window.onepass().load(), window.onepass().python()]).then(() => true) : true"""
-# Nothing still drawing: the sampling panel runs once as it opens, the chart loads Chart.js.
-SETTLED = """() => !document.querySelector('[data-onepass-panel][data-state=running]')
+# Nothing still drawing: the sampling panel draws the build's draw of its preset as it opens, the chart loads Chart.js.
+SETTLED = """() => !document.querySelector('[data-onepass-panel][data-state=running], [data-onepass-panel][data-state=drawing]')
     && [...document.querySelectorAll('[data-onepass-widget=speedup-chart]')].every((c) => 'ready' in c.dataset)"""
 # Step 5's figures, as step 6's chart reads them.
 # Every finite animation and transition has ended (Material fades the search results in: axe, run mid-fade, reads a

@@ -146,7 +146,7 @@ def test_the_pages_explain_their_words():
             assert jargon not in text, (name, jargon)
     assert "last hidden state (what its last layer hands to the final scoring)" in lesson["the-real-thing.md"]
     hood = " ".join(page("runtime.md").split())
-    assert "(its **window**, how many in the table above)" in hood
+    assert "as many as its **window** (the table above gives it)" in hood
 
 
 def test_step_2_says_what_the_kv_cache_it_starts_with_changes():

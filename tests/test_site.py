@@ -123,7 +123,8 @@ def test_the_draft_ships_with_the_model_and_the_pages_state_the_total(tiny_expor
     hood = " ".join((site / "runtime" / "index.html").read_text().split())
     assert (f"{draft['parameters']:,} parameters of its own ({megabytes(kept)} MB kept, {megabytes(wire)} MB on the wire), "
             "trained once by this project on the model's own answers and shipped with the source") in hood
-    assert f"at the last {draft['window']} positions (its window)" in hood
+    last = "last position" if draft["window"] == 1 else f"last {draft['window']} positions"
+    assert f"it reads the model's last hidden state at the text's {last} (its window)" in hood
     assert "trained by this site's build" not in hood
     # The draft panel states the same two sizes, from the same facts (defaults.js), with the same labels.
     module = (site / "assets" / "onepass" / "panels" / "defaults.js").read_text()

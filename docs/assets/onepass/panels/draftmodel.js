@@ -55,7 +55,7 @@ export function mountDraftModel(root) {
     // paragraph are counted together, tests/test_pages_site.py).
     const megabytes = (bytes) => (bytes / 1e6).toFixed(bytes >= 10e6 ? 0 : 1);
     about.append(`The draft model: ${SITE_DRAFT.parameters.toLocaleString('en')} parameters, `
-      + `${megabytes(SITE_DRAFT.size)} MB kept, ${megabytes(SITE_DRAFT.download)} MB on the wire. It and these options: `,
+      + `${megabytes(SITE_DRAFT.size)} MB kept, ${megabytes(SITE_DRAFT.download)} MB on the wire. More on it and its options: `,
     el('a', { href: new URL('runtime/#step-6s-draft-model', SITE_ROOT).href, textContent: 'Under the hood' }), '.');
   }
 
