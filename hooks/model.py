@@ -104,24 +104,14 @@ def _facts(manifest: dict | None) -> dict:
     }
 
 
-DRAFT_FACTS = ("draft_mb", "draft_parameters", "draft_sentence", "draft_summary")
+DRAFT_FACTS = ("draft_mb", "draft_parameters")
 
 
 def draft_facts(draft: dict | None) -> dict:
-    """The draft's size on the pages, a sentence for the download's description ("" without a draft) and a line
-    for the model card."""
+    """The draft's size on the wire and its parameters, for the pages ("0" without a draft)."""
     if draft is None:
-        return {"draft_mb": "0", "draft_parameters": "0", "draft_sentence": "",
-                "draft_summary": "none: " + NO_DRAFT + " (step 6's live panel says so)"}
-    mb = megabytes(draft["download_size"])
-    training = draft.get("training", {})
-    made = ("trained once by this project and shipped with its source" if training.get("shipped")
-            else "trained by this site's build")
-    summary = (f"{millions(draft['parameters'])} parameters ({mb} MB to download), {made}, on the model's own "
-               f"predictions over {training.get('tokens', 0):,} tokens; it reads the model's last hidden state and "
-               "proposes step 6's drafts")
-    return {"draft_mb": mb, "draft_parameters": millions(draft["parameters"]),
-            "draft_sentence": f"That includes step 6's draft model ({mb} MB).", "draft_summary": summary}
+        return {"draft_mb": "0", "draft_parameters": "0"}
+    return {"draft_mb": megabytes(draft["download_size"]), "draft_parameters": millions(draft["parameters"])}
 
 
 def megabytes(size: int) -> str:

@@ -179,9 +179,14 @@ def test_no_held_out_prompt_is_in_the_corpus():
 
 
 def test_the_shipped_draft_accepts_on_the_real_model_what_its_manifest_says(real_export):
+    from model_export.check import native_int8_products_exact
+
     info = shipped.manifest()
     if info is None:
         pytest.skip("no draft committed yet")
+    if not native_int8_products_exact():
+        pytest.skip("this processor's native int8 saturates (no VNNI): its answers are another model's than the tab's, "
+                    "so its acceptance says nothing of the shipped pair's")
     folder = shipped.assemble(real_export, measure=True, log=lambda message: None)
     here = json.loads((folder / "draft.json").read_text())["acceptance"]["by_gamma"]["1"]["alpha"][0]
     assert here >= info["acceptance"]["by_gamma"]["1"]["alpha"][0] - shipped.TOLERANCE
