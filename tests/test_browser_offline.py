@@ -279,8 +279,8 @@ def test_the_model_downloads_only_when_the_reader_agrees(chromium, served):
         assert download < kept
         assert f"{download / 1e6:.1f} MB" in card.locator(".onepass-download").inner_text()
         draft = manifest["draft"]["download_size"]
-        assert f"{download / 1e6:.1f} MB to download, {kept / 1e6:.1f} MB kept (with step 6's draft model, {draft / 1e6:.1f} MB)" \
-            in card.inner_text()
+        facts = f"{download / 1e6:.1f} MB to download, {kept / 1e6:.1f} MB kept"
+        assert f"{facts} (step 6's draft model: {draft / 1e6:.1f} MB of the download)" in card.inner_text()
         # Meanwhile the recorded run is in view; Run without agreeing asks instead of downloading.
         assert page.locator("[data-onepass-panel=greedy] .onepass-pass").count() > 0
         page.click("[data-onepass-panel=greedy] .onepass-run")

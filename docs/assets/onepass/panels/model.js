@@ -44,7 +44,7 @@ export function modelSizes(manifest) {
 /** What the download includes besides the model: step 6's draft model, with its share ('' when there is none). */
 export function draftShare(manifest) {
   const { draft } = modelSizes(manifest);
-  return draft ? ` (with step 6's draft model, ${formatBytes(draft)})` : '';
+  return draft ? ` (step 6's draft model: ${formatBytes(draft)} of the download)` : '';
 }
 
 export const consented = () => read(KEYS.consent) === true;
