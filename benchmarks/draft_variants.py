@@ -1,7 +1,8 @@
 """The draft designs and recipes measured and not shipped, beside the shipped ones (``draft/heads.py``, ``train.py``).
 
 Kept here so that ``benchmarks/draft_designs.py`` can measure them again on any data, while editing them never
-touches the shipped trainer (benchmarks/FINDINGS.md, "The draft model", "The prompts' rows", "Soft labels"):
+touches the shipped trainer (benchmarks/FINDINGS.md, "More answers, bfloat16, and the designs again", "The prompts'
+rows"):
 
 - ``WindowEagle``: EAGLE's decoder layer with grouped-query attention over a WINDOW of the last W rows (rotary
   positions numbered from 0 in the window, so a window run alone gives the same numbers as inside a longer text);

@@ -53,8 +53,8 @@ ANSWERS = "answers.json"  # the target's own answers as a table to copy from (an
 
 @dataclass(frozen=True)
 class Design:
-    """The shipped design (``heads.Eagle``): the best measured on the same data (benchmarks/FINDINGS.md, "The draft
-    model"): at the budget measured, attention over a window of 16 rows drafted no better than one row alone and cost
+    """The shipped design (``heads.Eagle``): the best measured on the same data (benchmarks/FINDINGS.md, "More answers,
+    bfloat16, and the designs again"): at the budget measured, attention over a window of 16 rows drafted no better than one row alone and cost
     2.5 times more per pass natively (``benchmarks/draft_designs.py`` measures the variants)."""
 
     name: str = "eagle"

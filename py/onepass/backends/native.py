@@ -163,7 +163,7 @@ class NativeDraft:
         self.top_k = int(self.manifest.get("top_k", TOP_K))
         # The draft's small passes alternate with the target's: a spinning idle thread of the draft's pool would
         # take the core the target's next pass needs, and the drafted loop ran at 0.63x of one at a time instead
-        # of 1.09x (benchmarks/FINDINGS.md, "The draft model", 2026-12-02 evening).
+        # of 1.09x (benchmarks/FINDINGS.md, "Where a drafted round's time went natively").
         self.onnx = ort.InferenceSession(str(folder / self.manifest.get("graph", "draft.onnx")),
                                          session_options(threads, spinning=False), providers=["CPUExecutionProvider"])
         answers = self.manifest.get("answers")
