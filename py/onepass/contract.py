@@ -103,6 +103,10 @@ class Generate(Request):
     gamma: int = 1  # the draft modes' draft length (the shipped draft's best, natively and in the tab: benchmarks/FINDINGS.md)
     baseline: bool = False  # then also one at a time on the same text: the result's ``baseline``, c and speed-up
     chat: bool = False  # send ``text`` as one user turn in the model's chat format (``examples.chat``): it answers it
+    # The draft modes': each round weighed in the run (``policy.py``): a copy as long as the context it matched, the
+    # draft model asked only while it pays (else a plain pass), no further after a token it is unsure of (gamma is
+    # then the most it drafts). False: every round as before, gamma tokens.
+    adaptive: bool = True
 
 
 @dataclass(frozen=True)
@@ -200,6 +204,7 @@ class PassRow(TypedDict):
     draft_seconds: NotRequired[float]  # ... and their seconds (onnxruntime's own)
     copied: NotRequired[bool]  # "lookup+draft": this pass checked a copy, not the draft's tokens ...
     answers: NotRequired[bool]  # ... from the model's own earlier answers (answers.py), not from the text (``match``)
+    skipped: NotRequired[bool]  # the draft modes': the run's estimate said the draft model would not pay: a plain pass
 
 
 class PassEvent(TypedDict):
@@ -230,6 +235,20 @@ class Position(TypedDict):
     alpha: float
 
 
+class PolicyFigures(TypedDict):
+    """What an adaptive draft mode decided (``policy.Policy.figures``): the draft model's rounds asked because they
+    paid, those skipped, and those asked to measure again while they did not; and the estimates at the run's end."""
+
+    drafted: int
+    skipped: int
+    probes: int
+    confidence: float  # the draft's top probability under which it drafts no further
+    tokens_per_draft: float  # tokens a round of the draft model was expected to add
+    draft_seconds: float | None  # a round of the draft model, recent ones weighing more (None: none measured) ...
+    plain_seconds: float | None  # ... and a plain pass
+    pays: bool  # whether the draft model would have been asked next
+
+
 class DraftFigures(TypedDict):
     """What a draft mode measured of its draft model; c, the formula's prediction and its best gamma need the
     baseline's passes (None without it, or when nothing was drafted). The acceptance, alpha and the formula are the
@@ -248,6 +267,10 @@ class DraftFigures(TypedDict):
     copies: int  # rounds that checked a copy instead ("lookup+draft"; 0 in "draft"): from the text or the answers
     copied_tokens: int  # ... and the copied tokens they kept
     answers: int  # of the copies, those from the model's own earlier answers (answers.py; 0 where none are shipped)
+    adaptive: bool  # the request's: rounds weighed by a policy
+    rounds: dict[str, int]  # rounds by what they checked: "draft", "copy", "answers", "skipped" (a plain pass), "none"
+    stopped: int  # rounds the draft model drafted fewer than gamma tokens in, unsure of the last
+    policy: PolicyFigures | None  # adaptive runs' decisions and estimates (None: not adaptive)
 
 
 class Baseline(TypedDict):

@@ -13,6 +13,12 @@ With ``copy_first`` (the "lookup+draft" proposer) the text is asked first: where
 before, prompt lookup's copy is proposed instead (``lookup.py``; no small pass); failing that, where the draft ships
 a table of the model's own earlier answers (``answers.py``), what they continue the text's last tokens with; and the
 draft drafts only where neither has a copy. The draft was never taught to copy, and copying is free.
+
+With a ``policy`` (``policy.py``: what the pages and the benchmarks run) the rounds are weighed as they go: a copy
+from the text comes from the earlier occurrence whose context agrees furthest back, as long as that agreement; the
+draft model is asked only while its rounds pay for themselves in this run (else the round is a plain pass, and the
+draft is probed again now and then); and it drafts no further after a token it is unsure of. Without one, every round is
+as above with gamma tokens: the fixed rule the tests and the benchmarks compare with.
 """
 
 import random
@@ -21,8 +27,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from .answers import Answers
-from .lookup import copied, lookup_match, shown
+from .lookup import best_match, copied, lookup_match, shown
+from .policy import Policy
 from .sampling import pick, tempered
+from .trace import PassRecord
 
 COPY_NGRAMS = (2,)  # copy_first's match: a pair only (a single token's copy is right too seldom to beat the draft)
 
@@ -48,22 +56,26 @@ class DraftModel(Protocol):
 
 
 class ModelDraft:
-    """A proposer (``drafted.Proposer``, awaited) that drafts ``gamma`` tokens with ``draft``.
+    """A proposer (``drafted.Proposer``, awaited) that drafts up to ``gamma`` tokens with ``draft``.
 
-    The drafted loop hands it the target's features after every pass (``keep``); a proposal reads those of the
-    text so far, which the target has verified, and only its own predictions after them.
+    The drafted loop hands it the target's features after every pass (``keep``), and with a ``policy`` each round's
+    outcome and seconds (``heard``); a proposal reads the features of the text so far, which the target has verified,
+    and only its own predictions after them.
     """
 
-    def __init__(self, draft: DraftModel, gamma: int, copy_first: bool = False):
+    def __init__(self, draft: DraftModel, gamma: int, copy_first: bool = False, policy: Policy | None = None):
         if gamma < 1:
             raise ValueError(f"a draft model proposes at least one token, got gamma={gamma}")
-        self.draft, self.gamma, self.copy_first = draft, gamma, copy_first
-        self.kinds: list[str] = []  # per greedy proposal, in the passes' order: "draft", "copy", "answers" or "none"
+        self.draft, self.gamma, self.copy_first, self.policy = draft, gamma, copy_first, policy
+        # Per proposal, in the passes' order: "draft", "copy", "answers", "skipped" (the policy said the draft model
+        # would not pay: a plain pass) or "none" (nothing to read yet: the first pass).
+        self.kinds: list[str] = []
         self.match: dict | None = None  # the last copy's match, as prompt lookup shows it (``{n, at, ngram}``)
         self.wanted = draft.window  # features the target returns per pass: what one small pass reads at most
         self.features: dict[int, list[float]] = {}  # position -> the target's feature there
         self.passes = 0  # the draft's small passes
         self.seconds = 0.0  # ... and their time: the draft's cost, step 6's c against the target's passes
+        self.stopped = 0  # rounds the draft model stopped short of gamma tokens, unsure of the last (``policy``)
 
     def keep(self, first: int, rows: list[list[float]]) -> None:
         """The target's features at positions ``first``, ``first + 1``, ...; later passes overwrite the rows of
@@ -71,22 +83,39 @@ class ModelDraft:
         for offset, row in enumerate(rows):
             self.features[first + offset] = row
 
+    def heard(self, record: PassRecord, seconds: float) -> None:
+        """The round just checked (the last of ``kinds``) added ``record.added`` in ``seconds`` of wall clock."""
+        # The first pass reads the whole prompt: what it costs says nothing of a round.
+        if self.policy is not None and record.start > 0:
+            kind = self.kinds[-1]
+            self.policy.heard("plain" if kind in ("skipped", "none") else kind, len(record.added), seconds)
+
     async def __call__(self, text: list[int]) -> list[int]:
         """The greedy proposal: the copy, with ``copy_first`` where the text repeats; else the draft's most likely
         token at every step."""
         if self.copy_first:
+            copy = self.copy(text)
+            if copy:
+                return copy
+        return [token for token, _ in await self.drafted(text, lambda step: (step.token, None), sampling=False)]
+
+    def copy(self, text: list[int]) -> list[int]:
+        """The text's own copy where its last pair occurred before, else the answers' (recorded in ``kinds``)."""
+        if self.policy is None:
             found = lookup_match(text, COPY_NGRAMS)
-            if found is not None:
-                self.kinds.append("copy")
-                self.match = shown(text, found)
-                return copied(text, found)
-            remembered = self.draft.answers(text) if self.draft.answers else []
-            if remembered:
-                self.kinds.append("answers")
-                return remembered
-        proposal = [token for token, _ in await self.drafts(text, lambda step: (step.token, None), sampling=False)]
-        self.kinds.append("draft" if proposal else "none")
-        return proposal
+            proposal = copied(text, found)
+        else:
+            best = best_match(text, COPY_NGRAMS[0])
+            found = best[:2] if best else None
+            proposal = copied(text, found, self.policy.copy_length(best[2])) if best else []
+        if proposal:
+            self.kinds.append("copy")
+            self.match = shown(text, found)
+            return proposal
+        remembered = self.draft.answers(text) if self.draft.answers else []
+        if remembered:
+            self.kinds.append("answers")
+        return remembered
 
     def split(self, passes: list) -> tuple[list, list]:
         """A run's passes (``PassRecord``, in order) as those that checked the draft model's proposal (or none) and
@@ -104,29 +133,54 @@ class ModelDraft:
             q = tempered(step.ids, step.probs, temperature)
             return pick(q, rng.random()), q
 
-        return await self.drafts(text, choose, sampling=True)
+        return await self.drafted(text, choose, sampling=True)
 
-    async def drafts(self, text: list[int], choose: Callable[[DraftStep], tuple[int, object]],
-                     sampling: bool) -> list[tuple]:
-        """Up to ``gamma`` small passes after ``text``; ``choose`` picks each drafted token from a step, as
-        ``(token, what else the caller keeps of the step)``."""
+    async def drafted(self, text: list[int], choose: Callable[[DraftStep], tuple[int, object]],
+                      sampling: bool) -> list[tuple]:
+        """The draft model's round after ``text``, where there is something to read and the policy says it pays
+        (recorded in ``kinds``); ``choose`` picks each drafted token from a step, as ``(token, what else the caller
+        keeps of the step)``."""
+        read = self.reading(text)
+        if read is None:
+            self.kinds.append("none")  # nothing to read yet (a one-token prompt): an ordinary pass
+            return []
+        if self.policy is not None and not self.policy.draft_now():
+            self.kinds.append("skipped")
+            return []
+        self.kinds.append("draft")
+        return await self.drafts(*read, choose, sampling)
+
+    def reading(self, text: list[int]) -> tuple[list[list[float]], list[int]] | None:
+        """The (feature, token) pairs a small pass after ``text`` reads, or None before the target has read it."""
         # The feature at position i pairs with the token at i + 1: the last known one is at len(text) - 2,
         # since the text's last token (the target's own from the last pass) has not been read yet.
         known = [p for p in range(max(0, len(text) - 1 - self.draft.window), len(text) - 1) if p in self.features]
         if not known or known[-1] != len(text) - 2:
-            return []  # nothing to read yet (a one-token prompt): an ordinary pass
+            return None
         for stale in [p for p in self.features if p < known[0]]:
             del self.features[stale]  # out of every later window
-        features = [self.features[p] for p in known]
-        tokens = [text[p + 1] for p in known]
+        return [self.features[p] for p in known], [text[p + 1] for p in known]
+
+    async def drafts(self, features: list[list[float]], tokens: list[int],
+                     choose: Callable[[DraftStep], tuple[int, object]], sampling: bool) -> list[tuple]:
+        """Up to ``gamma`` small passes after the pairs ``features`` and ``tokens``; with a policy, it drafts no
+        further after a token it was unsure of (which is still proposed: its small pass is spent)."""
+        unsure = self.policy.unsure if self.policy is not None and self.policy.confidence > 0 else None
         proposal = []
-        for _ in range(self.gamma):
-            step = await self.draft.step(features[-self.draft.window:], tokens[-self.draft.window:], sampling=sampling)
+        for j in range(self.gamma):
+            last = j == self.gamma - 1
+            # Its confidence is its top probability, which only a step asked for its probabilities carries: asked
+            # only where it decides something (so at gamma 1 a greedy step costs what it did).
+            step = await self.draft.step(features[-self.draft.window:], tokens[-self.draft.window:],
+                                         sampling=sampling or (unsure is not None and not last))
             self.passes += 1
             self.seconds += step.seconds
             token, kept = choose(step)
             proposal.append((token, kept))
+            if unsure is not None and not last and unsure(step.probs):
+                self.stopped += 1
+                break
             # Its own prediction of the feature at the last token's position, with the token it drafted after it.
-            features.append(step.feature)
-            tokens.append(token)
+            features = [*features, step.feature]
+            tokens = [*tokens, token]
         return proposal

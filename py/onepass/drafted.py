@@ -11,6 +11,7 @@ Large Language Model Decoding with Speculative Sampling" (2023); gpt-fast's
 """
 
 import inspect
+import time
 from collections.abc import Awaitable, Callable
 
 from .greedy import check_request
@@ -23,15 +24,20 @@ Proposer = Callable[[list[int]], list[int] | Awaitable[list[int]]]
 
 
 async def drafted(model: Model, prompt: list[int], propose: Proposer, max_new: int, *, kv_cache: bool = True,
-                  mode: str = "drafted", on_pass: Callable[[PassRecord], None] | None = None) -> Run:
-    """Generate up to ``max_new`` tokens after ``prompt`` with drafts from ``propose``."""
+                  mode: str = "drafted", on_pass: Callable[[PassRecord], None] | None = None,
+                  clock: Callable[[], float] = time.perf_counter) -> Run:
+    """Generate up to ``max_new`` tokens after ``prompt`` with drafts from ``propose``; ``clock`` times each round
+    for a proposer that weighs its own cost."""
     check_request(prompt, max_new)
     eos_ids = model.facts.eos_ids
     session = model.session(kv_cache=kv_cache)
     # A draft model reads the target's features from each pass (draft_model.py); other proposers read the text.
     features = propose if hasattr(propose, "keep") else None
+    # One that weighs whether drafting pays (policy.py) hears each round: what it added, and its whole wall-clock time.
+    hears = propose if hasattr(propose, "heard") else None
     text, passes, stop = list(prompt), [], "max_new"
     while len(text) - len(prompt) < max_new:
+        began = clock()
         room = max_new - (len(text) - len(prompt))
         draft = propose(text)
         if inspect.isawaitable(draft):
@@ -44,6 +50,8 @@ async def drafted(model: Model, prompt: list[int], propose: Proposer, max_new: i
         passes.append(record)
         if on_pass:
             on_pass(record)
+        if hears:
+            hears.heard(record, clock() - began)
         text += record.added
         if record.added[-1] in eos_ids:
             stop = "eos"

@@ -16,6 +16,7 @@ which tends to sit in the passage being continued, and draft 6.
 
 NGRAM_SIZES = (2, 1)  # the longest n-gram is tried first
 MAX_DRAFT = 6
+MAX_AGREEMENT = 32  # how far back ``best_match`` compares a match's context with the text's
 
 
 def prompt_lookup(text: list[int], ngram_sizes: tuple[int, ...] = NGRAM_SIZES, max_draft: int = MAX_DRAFT) -> list[int]:
@@ -58,3 +59,20 @@ def most_recent_match(text: list[int], n: int) -> int | None:
         if text[start:start + n] == tail:
             return start
     return None
+
+
+def best_match(text: list[int], n: int, longest: int = MAX_AGREEMENT) -> tuple[int, int, int] | None:
+    """Among the earlier occurrences of ``text``'s last ``n`` tokens, the one whose context agrees with the text's
+    furthest back (up to ``longest`` tokens, the n-gram included; the most recent on ties): ``(n, start, agreed)``,
+    or None. How far it agrees is the copy's confidence (SuffixDecoding scores its matches by their length)."""
+    best = None
+    for start in range(len(text) - n - 1, -1, -1):
+        if text[start:start + n] != text[-n:]:
+            continue
+        agreed = n
+        # Compare backwards from the token before the n-gram: text[start + n - 1 - k] against text[-1 - k].
+        while agreed < longest and start + n - 1 - agreed >= 0 and text[start + n - 1 - agreed] == text[-1 - agreed]:
+            agreed += 1
+        if best is None or agreed > best[2]:
+            best = (n, start, agreed)
+    return best

@@ -53,6 +53,7 @@ from .speedup import best_gamma, speedup
 from .trace import PassRecord, Run
 from .verification import check
 
+ROUNDS = ("draft", "copy", "answers", "skipped", "none")  # what a draft mode's round checked (``ModelDraft.kinds``)
 MODEL_DRAFT = "model"  # sample_next's real pair: q is the site's draft model's, after the same text
 CAPITALS = "The capital of France is Paris. The capital of Germany is"
 PRESET_P = [0.35, 0.2, 0.15, 0.12, 0.1, 0.08]  # step 6's target over its six words; the presets differ in q
@@ -280,7 +281,7 @@ async def generate(model, tokenizer: Tokenizer, request: dict, on_pass: Callable
         # Not wrapped in Timed: the drafted loop hands the draft the target's features (it has ``keep``), and its
         # cost is its own small passes' seconds.
         propose = proposer(mode, Context(prompt=prompt, vocab_size=model.facts.vocab_size, draft=draft_model,
-                                         gamma=gamma))
+                                         gamma=gamma, adaptive=bool(asked.adaptive)))
     else:
         propose = Timed(proposer(mode, Context(
             prompt=prompt, vocab_size=model.facts.vocab_size, rng=random.Random(seed_of(asked.seed)),
@@ -360,7 +361,9 @@ def draft_figures(propose: ModelDraft, run: Run, baseline: Run | None) -> dict:
             "predicted": speedup(alpha, propose.gamma, c) if known else None, "best_gamma": best,
             "best_predicted": speedup(alpha, best, c) if known else None,
             "copies": len(copies), "copied_tokens": sum(record.accepted for record in copies),
-            "answers": propose.kinds.count("answers")}
+            "answers": propose.kinds.count("answers"), "adaptive": propose.policy is not None,
+            "rounds": {kind: propose.kinds.count(kind) for kind in ROUNDS}, "stopped": propose.stopped,
+            "policy": propose.policy.figures() if propose.policy is not None else None}
 
 
 class Reporter:
@@ -386,6 +389,7 @@ class Reporter:
             passes, seconds = self.draft.passes, self.draft.seconds
             row["draft_passes"], row["draft_seconds"] = passes - self.drafted[0], seconds - self.drafted[1]
             self.drafted = (passes, seconds)
+            row["skipped"] = self.draft.kinds[-1] == "skipped"
             if self.draft.copy_first:
                 kind = self.draft.kinds[-1]
                 row["copied"] = kind in ("copy", "answers")

@@ -16,6 +16,7 @@ from .draft_model import DraftModel, ModelDraft
 from .drafted import Proposer
 from .editable import compile_proposer
 from .lookup import MAX_DRAFT, copied, lookup_match, prompt_lookup, shown
+from .policy import Policy
 
 NOISY_ERROR_RATE = 0.25  # high enough that most drafts break somewhere, low enough that some survive whole
 
@@ -98,13 +99,16 @@ class Context:
     source: str = ""  # the reader's proposer, as Python source
     on_match: Callable[[dict | None], None] | None = None  # hears prompt lookup's match, pass by pass
     draft: DraftModel | None = None  # a draft model over the target's features (draft_model.py)
-    gamma: int = MAX_DRAFT  # how many tokens the draft model proposes per round
+    gamma: int = MAX_DRAFT  # how many tokens the draft model proposes per round (at most, when ``adaptive``)
+    adaptive: bool = True  # the draft modes weigh each round (policy.py); False: gamma tokens every round
 
 
-def model_draft(context: Context, copy_first: bool = False) -> ModelDraft:
+def model_draft(context: Context, copy_first: bool = False, adaptive: bool | None = None) -> ModelDraft:
+    """The draft model's proposer; ``adaptive`` (the context's unless given) gives it a fresh policy for the run."""
     if context.draft is None:
         raise ValueError("no draft model was built for this model")
-    return ModelDraft(context.draft, context.gamma, copy_first)
+    adaptive = context.adaptive if adaptive is None else adaptive
+    return ModelDraft(context.draft, context.gamma, copy_first, Policy() if adaptive else None)
 
 
 PROPOSERS: dict[str, Callable[[Context], Proposer]] = {
@@ -117,6 +121,10 @@ PROPOSERS: dict[str, Callable[[Context], Proposer]] = {
     "perfect": lambda c: from_answer(c.answer, c.vocab_size, 0.0, c.rng),
     "draft": model_draft,
     "lookup+draft": lambda c: model_draft(c, copy_first=True),  # the copy where the text repeats, else the draft
+    # The two draft modes with every round the same (gamma tokens, the copies as long as prompt lookup's), whatever
+    # the context says: what the benchmarks compare the weighed rounds with.
+    "draft-fixed": lambda c: model_draft(c, adaptive=False),
+    "lookup+draft-fixed": lambda c: model_draft(c, copy_first=True, adaptive=False),
 }
 
 

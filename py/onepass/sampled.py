@@ -15,12 +15,14 @@ Randomness is passed in (``rng``), as everywhere in the lesson's code.
 """
 
 import random
+import time
 from collections import Counter
 from collections.abc import Callable
 
 from .draft_model import ModelDraft
 from .drafted import cut_draft
 from .greedy import check_request
+from .policy import Policy
 from .sampling import accept, draw, pick, remainder, tempered
 from .seam import Model
 from .trace import PassRecord, Run
@@ -54,14 +56,17 @@ async def sample(model: Model, prompt: list[int], max_new: int, temperature: flo
 
 
 async def sample_drafted(model: Model, prompt: list[int], propose: ModelDraft, max_new: int, temperature: float,
-                         rng: random.Random, rule: Rule = accept) -> Run:
+                         rng: random.Random, rule: Rule = accept, clock: Callable[[], float] = time.perf_counter) -> Run:
     """Drafted sampling with a draft model: its drawn tokens kept or replaced by the speculative rule
-    (``rule``: the lesson's, unless a test hands in a wrong one)."""
+    (``rule``: the lesson's, unless a test hands in a wrong one). A draft with a policy hears each round, timed by
+    ``clock``: how long a round drafts (nothing, or until the draft is unsure) depends only on earlier rounds and
+    the draft's own q, never on this round's p, so each kept token still follows p."""
     check_request(prompt, max_new)
     eos_ids = model.facts.eos_ids
     session = model.session()
     text, passes, stop = list(prompt), [], "max_new"
     while len(text) - len(prompt) < max_new:
+        began = clock()
         room = max_new - (len(text) - len(prompt))
         drafts = await propose.sample(text, temperature, rng)
         draft = cut_draft([token for token, _ in drafts], room, eos_ids)
@@ -80,8 +85,10 @@ async def sample_drafted(model: Model, prompt: list[int], propose: ModelDraft, m
         accepted = len(kept) - 1
         session.rollback(len(text) + accepted)
         added = until_end(kept, eos_ids)
-        passes.append(PassRecord(start=start, fed=fed, draft=draft, predicted=result.argmax, accepted=accepted,
-                                 token=kept[-1], added=added, seconds=result.seconds))
+        record = PassRecord(start=start, fed=fed, draft=draft, predicted=result.argmax, accepted=accepted,
+                            token=kept[-1], added=added, seconds=result.seconds)
+        passes.append(record)
+        propose.heard(record, clock() - began)
         text += added
         if added[-1] in eos_ids:
             stop = "eos"
@@ -91,17 +98,19 @@ async def sample_drafted(model: Model, prompt: list[int], propose: ModelDraft, m
 
 
 async def whole_runs(model: Model, prompt: list[int], runs: int, max_new: int, temperature: float, rng: random.Random,
-                     draft=None, gamma: int = 2, rule: Rule = accept, totals: Counter | None = None) -> Counter:
+                     draft=None, gamma: int = 2, rule: Rule = accept, totals: Counter | None = None,
+                     policy: Callable[[], Policy] | None = None) -> Counter:
     """The whole-run test's sample: the tokens of ``runs`` sampled runs after ``prompt``, tallied, plain or (with
-    ``draft``, a ``draft_model.DraftModel``) drafted ``gamma`` tokens at a time under ``rule``. Two tallies of the
-    same distribution pass ``chisquare.two_samples``. ``totals``, if given, counts the drafted runs' small passes,
-    accepted and drafted tokens."""
+    ``draft``, a ``draft_model.DraftModel``) drafted ``gamma`` tokens at a time under ``rule`` (up to ``gamma``, as
+    a fresh ``policy()`` decides each run, if given). Two tallies of the same distribution pass
+    ``chisquare.two_samples``. ``totals``, if given, counts the drafted runs' small passes, accepted and drafted
+    tokens."""
     counts = Counter()
     for _ in range(runs):
         if draft is None:
             run = await sample(model, prompt, max_new, temperature, rng)
         else:
-            propose = ModelDraft(draft, gamma)
+            propose = ModelDraft(draft, gamma, policy=policy() if policy else None)
             run = await sample_drafted(model, prompt, propose, max_new, temperature, rng, rule)
             if totals is not None:
                 totals.update(passes=propose.passes, accepted=sum(r.accepted for r in run.passes),
