@@ -298,3 +298,31 @@ def test_the_benchmark_counts_each_draft_modes_decisions():
     assert set(tallies) == {"draft", "lookup+draft", "draft-fixed", "lookup+draft-fixed"}
     assert tallies["draft"]["rounds"]["skipped"] == tallies["draft"]["skipped"] > 0
     assert tallies["draft-fixed"]["skipped"] == 0 and tallies["lookup+draft-fixed"]["rounds"]["copy"] > 0
+
+
+def test_step_6_asks_for_the_weighed_rounds_and_gets_their_decisions_back():
+    """The panels' generate (as the worker runs it): ``adaptive`` gives the draft its policy; each pass says whether
+    the draft model was skipped, and the figures count the rounds and the policy's choices. Without it, as before."""
+    import json
+
+    from onepass import panels
+
+    model = ToyModel(vocab_size=256, eos_ids=frozenset(), seed=3)
+    model.draft = ToyDraft(model, error_rate=1.0)
+    tokenizer = type("Bytes", (), {"encode": staticmethod(lambda text: list(text.encode())),
+                                   "decode": staticmethod(lambda ids: bytes(ids).decode(errors="replace"))})
+    results = {}
+    for adaptive in (True, False):
+        heard = []
+        request = {"text": "abcdefgh", "mode": "draft", "gamma": 2, "maxNew": 40, "adaptive": adaptive}
+        result = json.loads(asyncio.run(panels.run("generate", json.dumps(request), model, tokenizer, heard.append)))
+        events = [json.loads(event)["pass"] for event in heard]
+        figures = result["draft"]
+        assert figures["adaptive"] is adaptive and sum(figures["rounds"].values()) == len(events)
+        assert figures["rounds"]["skipped"] == sum(row["skipped"] for row in events)
+        results[adaptive] = result
+    weighed, fixed = results[True]["draft"], results[False]["draft"]
+    assert weighed["rounds"]["skipped"] > 20 and weighed["policy"]["skipped"] == weighed["rounds"]["skipped"]
+    assert weighed["policy"]["probes"] >= 1 and not weighed["policy"]["pays"]
+    assert fixed["rounds"]["skipped"] == 0 and fixed["policy"] is None and fixed["stopped"] == 0
+    assert results[True]["tokens"] == results[False]["tokens"]

@@ -105,8 +105,8 @@ class Generate(Request):
     chat: bool = False  # send ``text`` as one user turn in the model's chat format (``examples.chat``): it answers it
     # The draft modes': each round weighed in the run (``policy.py``): a copy as long as the context it matched, the
     # draft model asked only while it pays (else a plain pass), no further after a token it is unsure of (gamma is
-    # then the most it drafts). False: every round as before, gamma tokens.
-    adaptive: bool = True
+    # then the most it drafts). False, the default until step 6 asks for it: every round as before, gamma tokens.
+    adaptive: bool = False
 
 
 @dataclass(frozen=True)

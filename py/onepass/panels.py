@@ -287,7 +287,7 @@ async def generate(model, tokenizer: Tokenizer, request: dict, on_pass: Callable
             prompt=prompt, vocab_size=model.facts.vocab_size, rng=random.Random(seed_of(asked.seed)),
             guess=guess, source=source, on_match=matches.append)))
     if asked.baseline:
-        await warm_up(model, prompt, mode, gamma, bool(asked.kv_cache))
+        await warm_up(model, prompt, mode, gamma, bool(asked.kv_cache), bool(asked.adaptive))
         if clock:
             clock.start()
     report = Reporter(tokenizer, on_pass, matches if mode == "lookup" else None, clock,
@@ -308,7 +308,7 @@ async def generate(model, tokenizer: Tokenizer, request: dict, on_pass: Callable
     return json.dumps(result)
 
 
-async def warm_up(model, prompt: list[int], mode: str, gamma: int, kv_cache: bool) -> None:
+async def warm_up(model, prompt: list[int], mode: str, gamma: int, kv_cache: bool, adaptive: bool = False) -> None:
     """Once per model, before its first timed comparison: ``WARM_UP_TOKENS`` tokens drafted in ``mode`` and as many
     one at a time, untimed and not shown. A tab's first passes of each shape run several times slower than its later
     ones (measured on step 6's default text, right after loading: the drafted run's first pass 832 ms against 166 ms
@@ -319,7 +319,7 @@ async def warm_up(model, prompt: list[int], mode: str, gamma: int, kv_cache: boo
     propose = None
     if mode in DRAFTING:
         propose = proposer(mode, Context(prompt=prompt, vocab_size=model.facts.vocab_size, draft=draft_of(model),
-                                         gamma=gamma))
+                                         gamma=gamma, adaptive=adaptive))
     await interruptible(model, prompt, propose, WARM_UP_TOKENS, kv_cache, mode, lambda record: None)
     await interruptible(model, prompt, None, WARM_UP_TOKENS, kv_cache, "greedy", lambda record: None)
     _warmed.add(model)
