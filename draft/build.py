@@ -54,8 +54,9 @@ ANSWERS = "answers.json"  # the target's own answers as a table to copy from (an
 @dataclass(frozen=True)
 class Design:
     """The shipped design (``heads.Eagle``): the best measured on the same data (benchmarks/FINDINGS.md, "More answers,
-    bfloat16, and the designs again"): at the budget measured, attention over a window of 16 rows drafted no better than one row alone and cost
-    2.5 times more per pass natively (``benchmarks/draft_designs.py`` measures the variants)."""
+    bfloat16, and the designs again"): at the budget measured, attention over a window of 16 rows drafted no better
+    than one row alone and cost 2.5 times more per pass natively (``benchmarks/draft_designs.py`` measures the
+    variants)."""
 
     name: str = "eagle"
     mlp: int = 2432
