@@ -158,16 +158,21 @@ def teacher_forced(target: Target, tokenizer, pairs: list[tuple[str, str]], kind
 
 
 def forced(target: Target, texts: list[tuple[list[int], int]], kinds, into: Sequences, batch: int) -> None:
-    """The target's features and choices over each (ids, start) text, one teacher-forced pass for about ``batch``
-    texts (``aligned_batches``; left-padded, as ``Target.greedy`` pads). ``kinds``: one for all, or one a text."""
+    """The target's features and choices over each (ids, start) text, added to ``into`` in the texts' order, one
+    teacher-forced pass for about ``batch`` texts (``aligned_batches``; left-padded, as ``Target.greedy`` pads).
+    ``kinds``: one for all, or one a text."""
     kinds = [kinds] * len(texts) if isinstance(kinds, str) else list(kinds)
+    found = {}
     for indices in aligned_batches([len(ids) for ids, _ in texts], batch):
         group = [texts[i] for i in indices]
         width = max(len(ids) for ids, _ in group)
         pad = np.array([width - len(ids) for ids, _ in group], np.int64)
         argmax, hidden, _ = target.run(np.array([[0] * (width - len(ids)) + list(ids) for ids, _ in group]), pad=pad)
-        for row, (i, (ids, start)) in enumerate(zip(indices, group)):
-            into.add(ids, argmax[row, pad[row]:], hidden[row, pad[row]:], kinds[i], start)
+        for row, i in enumerate(indices):
+            found[i] = (argmax[row, pad[row]:], hidden[row, pad[row]:])
+    # In the texts' own order, so the first k texts' rows are the first k sequences.
+    for i, (ids, start) in enumerate(texts):
+        into.add(ids, *found[i], kinds[i], start)
 
 
 @dataclass(frozen=True)

@@ -138,7 +138,10 @@ def train(export: Path, shards: int | None = None, seed: int = 0, out: Path = SH
                      "seconds": {"features": round(trained - began, 1), "train": round(train_seconds, 1)}},
         "weights": {"file": WEIGHTS, "size": (out / WEIGHTS).stat().st_size, "sha256": sha256_file(out / WEIGHTS)},
     }
-    info["slice"] = {**SLICE, "losses": slice_losses(target, texts_dir, design, recipe, seed, log)}
+    first = len(corpus.load(SLICE["shards"], texts_dir))
+    info["slice"] = {**SLICE, "losses": slice_losses(target, texts_dir, design, recipe, seed, log,
+                                                      data=Sequences(*(rows[:first] for rows in (
+                                                          data.ids, data.hidden, data.argmax, data.kinds, data.starts))))}
     (out / MANIFEST).write_text(json.dumps(info, indent=1) + "\n")
     folder = assemble(export, out, texts_dir, measure=True, log=log)
     info["acceptance"] = json.loads((folder / MANIFEST).read_text())["acceptance"]
@@ -150,10 +153,11 @@ def train(export: Path, shards: int | None = None, seed: int = 0, out: Path = SH
 
 
 def slice_losses(target: Target, texts_dir: Path = corpus.CORPUS, design: Design = DESIGN,
-                 recipe: Recipe = RECIPE, seed: int = 0, log=print) -> list[list[float]]:
-    """The losses of the recipe's first ``SLICE["steps"]`` steps on the first ``SLICE["shards"]`` shards."""
-    texts = corpus.load(SLICE["shards"], texts_dir, target=target_identity(target.manifest))
-    data = sequences(target, texts, log)
+                 recipe: Recipe = RECIPE, seed: int = 0, log=print, data: Sequences | None = None) -> list[list[float]]:
+    """The losses of the recipe's first ``SLICE["steps"]`` steps on the first ``SLICE["shards"]`` shards (``data``:
+    the target's features over them, when already computed)."""
+    if data is None:
+        data = sequences(target, corpus.load(SLICE["shards"], texts_dir, target=target_identity(target.manifest)), log)
     torch.manual_seed(seed)
     model = _model(target, written_tokens(data, design.readout, target.manifest["vocab_size"]), design)
     history = fit(model, data, recipe, seed=seed, log=lambda message: None, max_steps=SLICE["steps"])
