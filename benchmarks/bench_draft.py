@@ -2,10 +2,10 @@
 draft's cost c and the speed-up on the wall clock, on the held-out chat prompts and on step 5's examples; and
 "lookup+draft" (step 6's "Copy first": prompt lookup's copy where the text repeats, else the copy the target's own
 earlier answers give (the draft's ``answers.json``), the draft elsewhere), and beside it the same from the text alone,
-as the tab runs it while the site does not ship the answers. Both draft modes run as the pages run them, each round
-weighed (``onepass/policy.py``: copies as long as their match, the draft model only while it pays in the run, no
-further after a token it is unsure of), and as before, every round the same (``draft-fixed``,
-``lookup+draft-fixed``); ``decisions`` counts, per mode, the rounds by what they checked and the policy's choices.
+as the tab runs it while the site does not ship the answers. Both draft modes run as the pages run them (the
+contract's ``adaptive`` default), and with each round weighed (``draft-adaptive``, ``lookup+draft-adaptive``:
+``onepass/policy.py``, copies as long as their match, the draft model only while it pays in the run, no further after a
+token it is unsure of); ``decisions`` counts, per mode, the rounds by what they checked and the policy's choices.
 
     .venv/bin/python -m benchmarks.bench_draft [--source default] [--draft DIR] [--threads 2] [--max-new 64]
                                                [--gammas 2,3,4,5] [--every 1]
@@ -36,7 +36,8 @@ from onepass.exactness import compare, summarize
 from onepass.proposers import PROPOSERS
 
 PROMPTS = Path(__file__).with_name("draft_prompts.json")
-MODES = [("lookup", True), ("draft", True), ("lookup+draft", True), ("draft-fixed", True), ("lookup+draft-fixed", True)]
+MODES = [("lookup", True), ("draft", True), ("lookup+draft", True), ("draft-adaptive", True),
+         ("lookup+draft-adaptive", True)]
 TEXT_ONLY = "lookup+draft, text only"  # copy first without the answers' table
 TARGETS = {"alpha_mean": 0.6, "native_speedup": 1.8, "tab_speedup": 1.3, "examples_never_slower": True}
 
@@ -99,8 +100,8 @@ def main() -> None:
         # The issue's bar for step 5's examples, every drafting mode: 0.97x of one at a time.
         "examples_slowest": {mode: min(run[mode]["speedup"] for run in figures["examples"].values())
                              for mode, _ in MODES},
-        "fixed_speedup": figures["held_out"][f"gamma_{best}"]["draft-fixed"]["speedup"],
-        "copy_first_fixed_speedup": figures["held_out"][f"gamma_{best}"]["lookup+draft-fixed"]["speedup"],
+        "adaptive_speedup": figures["held_out"][f"gamma_{best}"]["draft-adaptive"]["speedup"],
+        "copy_first_adaptive_speedup": figures["held_out"][f"gamma_{best}"]["lookup+draft-adaptive"]["speedup"],
     }
     print(json.dumps(figures, indent=1))
 
@@ -123,7 +124,7 @@ def _decisions():
     """The draft modes' proposers built meanwhile, by mode (``exactness.compare`` builds them by name from the
     registry, and keeps only their acceptance and cost)."""
     made: dict[str, list[ModelDraft]] = {}
-    saved = {name: PROPOSERS[name] for name in ("draft", "lookup+draft", "draft-fixed", "lookup+draft-fixed")}
+    saved = {name: PROPOSERS[name] for name in ("draft", "lookup+draft", "draft-adaptive", "lookup+draft-adaptive")}
 
     def keeping(name, build):
         return lambda context: made.setdefault(name, []).append(build(context)) or made[name][-1]

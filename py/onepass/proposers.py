@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .contract import Generate
 from .draft_model import DraftModel, ModelDraft
 from .drafted import Proposer
 from .editable import compile_proposer
@@ -100,7 +101,9 @@ class Context:
     on_match: Callable[[dict | None], None] | None = None  # hears prompt lookup's match, pass by pass
     draft: DraftModel | None = None  # a draft model over the target's features (draft_model.py)
     gamma: int = MAX_DRAFT  # how many tokens the draft model proposes per round (at most, when ``adaptive``)
-    adaptive: bool = True  # the draft modes weigh each round (policy.py); False: gamma tokens every round
+    # The draft modes weigh each round (policy.py) or draft gamma tokens every round: the contract's one default,
+    # off until the tab has measured it (FINDINGS, "Cheap drafts first").
+    adaptive: bool = Generate.adaptive
 
 
 def model_draft(context: Context, copy_first: bool = False, adaptive: bool | None = None) -> ModelDraft:
@@ -121,8 +124,10 @@ PROPOSERS: dict[str, Callable[[Context], Proposer]] = {
     "perfect": lambda c: from_answer(c.answer, c.vocab_size, 0.0, c.rng),
     "draft": model_draft,
     "lookup+draft": lambda c: model_draft(c, copy_first=True),  # the copy where the text repeats, else the draft
-    # The two draft modes with every round the same (gamma tokens, the copies as long as prompt lookup's), whatever
-    # the context says: what the benchmarks compare the weighed rounds with.
+    # The two draft modes with each round weighed by the policy, or every round the same (gamma tokens, the copies as
+    # long as prompt lookup's), whatever the context says: what the benchmarks compare.
+    "draft-adaptive": lambda c: model_draft(c, adaptive=True),
+    "lookup+draft-adaptive": lambda c: model_draft(c, copy_first=True, adaptive=True),
     "draft-fixed": lambda c: model_draft(c, adaptive=False),
     "lookup+draft-fixed": lambda c: model_draft(c, copy_first=True, adaptive=False),
 }
