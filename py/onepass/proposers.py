@@ -102,7 +102,7 @@ class Context:
     draft: DraftModel | None = None  # a draft model over the target's features (draft_model.py)
     gamma: int = MAX_DRAFT  # how many tokens the draft model proposes per round (at most, when ``adaptive``)
     # The draft modes weigh each round (policy.py) or draft gamma tokens every round: the contract's one default,
-    # off until the tab has measured it (FINDINGS, "Cheap drafts first").
+    # off until the tab has measured it (benchmarks/FINDINGS.md, "Cheap drafts first").
     adaptive: bool = Generate.adaptive
 
 
