@@ -38,6 +38,7 @@ from .export import OnnxDraft, to_onnx
 from .heads import Eagle, Readout, parameters
 from .simulate import PROMPTS, held_out_runs, report, windowed
 from onepass.backends.native import DraftUnavailable
+from onepass.examples import chat
 from onepass.seam import target_identity as identity
 
 from .target import Target
@@ -209,9 +210,14 @@ def calibration(data: draft_data.Sequences, window: int = 1, count: int = 64) ->
     return feeds
 
 
+def data_key(manifest: dict, plan: Plan) -> str:
+    # The chat template shapes every answer, and it lives outside this package (onepass.examples.chat).
+    return _key({"target": identity(manifest), "code": code_fingerprint(_DATA_MODULES), "plan": asdict(plan.data),
+                 "template": chat("{request}")})
+
+
 def _data(target: Target, tokenizer, plan: Plan, log):
-    key = _key({"target": identity(target.manifest), "code": code_fingerprint(_DATA_MODULES),
-                "plan": asdict(plan.data)})
+    key = data_key(target.manifest, plan)
     return _cached(cache_root() / "drafts" / "data" / f"{slug(target.manifest)}-{key}.pkl",
                    lambda: draft_data.make(target, tokenizer, plan.data, log))
 

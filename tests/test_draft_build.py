@@ -116,6 +116,13 @@ def test_the_key_follows_the_trainers_code_not_its_comments_and_the_seed(tiny_ex
     assert draft_build.draft_key(manifest, 0, plan) != key
 
 
+def test_the_datas_key_holds_the_chat_template(tiny_export, monkeypatch):
+    manifest = json.loads((tiny_export / "manifest.json").read_text())
+    key = draft_build.data_key(manifest, draft_build.TINY)
+    monkeypatch.setattr(draft_build, "chat", lambda user: f"<|im_start|>system\nBe brief.<|im_end|>\n{user}")
+    assert draft_build.data_key(manifest, draft_build.TINY) != key
+
+
 def test_a_target_without_features_has_no_draft(tiny_export, tmp_path):
     manifest = json.loads((tiny_export / "manifest.json").read_text())
     del manifest["outputs"]["hidden"]
