@@ -30,7 +30,8 @@ def table(data: Sequences, orders=ORDERS, min_count: int = MIN_COUNT, min_share:
 def table_of_texts(texts, orders=ORDERS, min_count: int = MIN_COUNT, min_share: float = MIN_SHARE) -> dict:
     """``table`` over the corpus's (ids, start) texts (``corpus.py``): each is the target's greedy answer, so its
     choice after every position of the answer is the token that follows there."""
-    return _table([(list(ids), [*list(ids)[1:], -1], start) for ids, start in texts], orders, min_count, min_share)
+    texts = [([int(i) for i in ids], start) for ids, start in texts]
+    return _table([(ids, [*ids[1:], -1], start) for ids, start in texts], orders, min_count, min_share)
 
 
 def _table(texts, orders, min_count: int, min_share: float) -> dict:

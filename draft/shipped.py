@@ -114,6 +114,8 @@ def train(export: Path, shards: int | None = None, seed: int = 0, out: Path = SH
     identity = target_identity(target.manifest)
     texts = corpus.load(shards, texts_dir, target=identity)
     data = sequences(target, texts, log)
+    # onnxruntime's arena keeps what the widest pass grew it to (gigabytes): let it go before torch trains.
+    target.model = None
     torch.manual_seed(seed)
     model = _model(target, written_tokens(data, design.readout, target.manifest["vocab_size"]), design)
     trained = time.perf_counter()

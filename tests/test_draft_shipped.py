@@ -203,3 +203,11 @@ def test_retraining_a_slice_reproduces_the_committed_losses(real_export):
     tolerance = 0 if info["training"]["precision"] == "float32" else 0.02
     for mine, committed in zip(losses, info["slice"]["losses"]):
         assert np.allclose(mine, committed, rtol=tolerance, atol=1e-4)
+
+
+def test_the_answers_table_of_the_corpus_is_json():
+    from draft.answers import table_of_texts
+
+    built = table_of_texts([(np.array([7, 1, 2, 1, 2, 1, 2, 3]), 1)], orders=(2,), min_count=2)
+    # 2 1 -> 2 twice of twice; 1 2 -> 1 twice of three times, under the share kept.
+    assert json.loads(json.dumps(built))["rows"]["2"] == [[2, 1, 2]]
