@@ -31,9 +31,9 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
 
-# Then its draft model (python -m draft, cached like the export): for the default model the committed draft
-# (draft/shipped/), assembled with the export's word table in seconds, nothing trained; for another model a quick one
-# trained here. Status 3 means none can be had for this model, and the site is built without one (step 6 says so).
+# Then its draft model (python -m draft, cached like the export): a draft committed for this model (draft/shipped/),
+# assembled with the export's word table in seconds, nothing trained; else a quick one trained here (none is committed
+# yet). Status 3 means none can be had for this model, and the site is built without one (step 6 says so).
 model: setup build/.dir
 	$(PY) -m model_export --source "$(SOURCE)" --prune > build/model_dir.txt.tmp 2>build/model_export.log || { cat build/model_export.log; exit 1; }
 	mv build/model_dir.txt.tmp build/model_dir.txt

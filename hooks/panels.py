@@ -102,7 +102,8 @@ def site_draft(manifest: dict | None) -> dict:
     if not draft:
         return {"unavailable": (manifest or {}).get("draft_unavailable") or "this site was built without a model"}
     return {"window": draft["window"], "parameters": draft["parameters"], "size": sum(f["size"] for f in draft["files"]),
-            "download": draft["download_size"], "answers": draft.get("answers", {}).get("rows", 0)}
+            "download": draft["download_size"], "answers": draft.get("answers", {}).get("rows", 0),
+            "shipped": bool(draft.get("training", {}).get("shipped"))}
 
 
 def megabytes(size: int) -> str:
@@ -121,9 +122,15 @@ def draft_placeholders(draft: dict) -> dict:
     if "unavailable" in draft:
         return {"download": "", "summary": f"none: {draft['unavailable']} (step 6's live panel says so)"}
     return {"download": f"That includes step 6's draft model, {megabytes(draft['download'])} MB on the wire.",
-            "summary": f"{draft['parameters']:,} parameters of its own ({draft_sizes(draft)}), trained once by this project on the "
-                       "model's own answers and shipped with the source; it reads the model's last hidden state at "
+            "summary": f"{draft['parameters']:,} parameters of its own ({draft_sizes(draft)}), {made(draft)} on the "
+                       "model's own answers; it reads the model's last hidden state at "
                        f"the text's {window(draft['window'])} (its window) and proposes step 6's drafts"}
+
+
+def made(draft: dict) -> str:
+    """Where the site's draft was trained: once, by the project, and committed; or by this site's build."""
+    return "trained once by this project and shipped with the source" if draft.get("shipped") else \
+        "trained by this site's build"
 
 
 def window(rows: int) -> str:

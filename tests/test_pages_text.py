@@ -112,7 +112,7 @@ def test_step_6_defines_its_terms_and_files_its_draft_before_the_live_panel():
         assert text.index(term) < text.index('data-onepass-widget="speedup-chart"') < panel, term
     assert text.index("[third kind](#other-kinds-of-draft)") < panel
     assert text.index("last hidden state") < panel and "as EAGLE does" in text[:panel]
-    assert "Trained\nonce by this project on the model's own answers, it ships with the source" in text
+    assert "It was\ntrained by this project's code on the model's own answers, with the model frozen." in text
     # Whether it pays, from the reader's own run, after the panel and with no figure of a machine.
     pays = text[text.index("**Does it pay here?**"):text.index("## When the model samples at random")]
     assert panel < text.index("**Does it pay here?**") and "Your run says" in pays
@@ -121,7 +121,7 @@ def test_step_6_defines_its_terms_and_files_its_draft_before_the_live_panel():
     heads = text[text.index("- **Extra prediction heads**"):text.index('!!! question "Training or answering?"')]
     assert "this page's live\n  draft" in heads
     box = text[text.index('!!! question "Training or answering?"'):]
-    assert "touches the heads\n    alone: ours was trained once, with the model frozen" in box
+    assert "touches the heads\n    alone: ours was trained with the model frozen" in box
     # The panel writes its figures on the chart, which is now above it.
     draft_js = (DOCS / "assets" / "onepass" / "panels" / "draftmodel.js").read_text()
     assert "chart above" in draft_js and "chart below" not in draft_js

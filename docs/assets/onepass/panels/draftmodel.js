@@ -1,6 +1,6 @@
 /**
- * Step 6, live: the reader's text written with the site's draft model (trained once by this project on the model's own
- * answers, shipped with the source; the third kind of draft, which reads the model's last hidden state). Each row
+ * Step 6, live: the reader's text written with the site's draft model (trained by this project's code on the model's
+ * own answers; the third kind of draft, which reads the model's last hidden state). Each row
  * is one round: the draft's small passes (one token each), then one pass of the model that verifies them, in the
  * colours of steps 4 and 5 (passview.js). Then the same text one token per pass, in the same request, for the
  * identity check and the wall clock; the run's α per draft position and c (both measured here, by Python:
