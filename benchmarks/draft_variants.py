@@ -13,6 +13,8 @@ rows"):
 - ``answer_chunks``: training on the answers' rows only, from the prompt's last row.
 """
 
+import functools
+
 import numpy as np
 import torch
 from torch import nn
@@ -20,7 +22,7 @@ from torch.nn import functional as F
 
 from draft.data import Sequences
 from draft.heads import Eagle, Readout, rms_norm
-from draft.train import Recipe, eagle_batch
+from draft.train import Recipe, eagle_loss
 
 
 def rope(x: torch.Tensor, positions: torch.Tensor, theta: float) -> torch.Tensor:
@@ -151,24 +153,16 @@ def medusa_draft(model: Medusa, hidden: np.ndarray, p: int, gamma: int) -> list[
     return [int(model.readout.token(head)[0]) for head in logits[:gamma]]
 
 
-def soft_loss(model: Eagle, data: Sequences, items, recipe: Recipe, generator: torch.Generator):
-    """The shipped loss with EAGLE's classification target: the target's own distribution (its readout of its
-    feature), not its argmax."""
-    feats, tokens, wanted, labels = eagle_batch(model, data, items, recipe.length)
-    scale = feats.abs().mean()
-    noisy = feats + (torch.rand(feats.shape, generator=generator) * 2 - 1) * recipe.noise * scale
-    live = labels >= 0
-    total, first_ce = 0.0, None
-    for s, out in enumerate(model.unrolled(noisy, tokens, recipe.steps), start=1):
-        rows = live.clone()
-        rows[:, :s - 1] = False
-        logits = model.readout(out[rows])
-        with torch.no_grad():
-            p = model.readout(wanted[rows]).float().softmax(-1)
-        ce = -(p * logits.float().log_softmax(-1)).sum(-1).mean()
-        total = total + F.smooth_l1_loss(out[rows], wanted[rows]) + recipe.ce_weight * ce
-        first_ce = ce if first_ce is None else first_ce
-    return total / recipe.steps, first_ce
+def soft_labels(model: Eagle, out: torch.Tensor, wanted: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """EAGLE's classification target: the target's own distribution (its readout of its feature), not its argmax."""
+    logits = model.readout(out)
+    with torch.no_grad():
+        p = model.readout(wanted).float().softmax(-1)
+    return -(p * logits.float().log_softmax(-1)).sum(-1).mean()
+
+
+# The shipped loss with soft labels.
+soft_loss = functools.partial(eagle_loss, classification=soft_labels)
 
 
 def answer_chunks(data: Sequences, length: int) -> list[tuple[int, int]]:

@@ -270,29 +270,37 @@ _TEMPLATES = [
 def library_tasks() -> list[str]:
     """Every task read off the standard library: a public function's docstring whose first sentence starts with
     an imperative verb and reads as plain words (no code), as "returns ...", sorted and without repeats."""
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
     tasks = set()
+    for sentence in _first_sentences(_stdlib_trees(private=True), (ast.FunctionDef,)):
+        words = sentence.split()
+        if not 4 <= len(words) <= 16 or words[0] not in _VERBS or words[-1].lower() in _DANGLING:
+            continue
+        if re.search(r"[`'\"\\(){}\[\]<>:;=*]|self|\bthe given\b", sentence):
+            continue
+        tasks.add(" ".join([_VERBS[words[0]], *words[1:]]))
+    return sorted(tasks)
+
+
+def _stdlib_trees(private: bool):
+    """(path relative to the standard library, syntax tree) of its modules, tests and tools aside; with ``private``,
+    modules whose path has a part starting with "_" too."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
     for path in sorted(stdlib.rglob("*.py")):
-        if _SKIP & set(path.relative_to(stdlib).parts):
+        parts = path.relative_to(stdlib).parts
+        if _SKIP & set(parts) or (not private and any(part.startswith("_") for part in parts)):
             continue
         try:
-            tree = ast.parse(path.read_text(errors="replace"))
+            yield path.relative_to(stdlib), ast.parse(path.read_text(errors="replace"))
         except (SyntaxError, ValueError):
             continue
+
+
+def _first_sentences(trees, kinds: tuple):
+    """The first sentence (without its full stop) of every public ``kinds`` node's docstring in ``trees``."""
+    for _, tree in trees:
         for node in ast.walk(tree):
-            if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
-                continue
-            doc = ast.get_docstring(node)
-            if not doc:
-                continue
-            sentence = doc.strip().split("\n\n")[0].replace("\n", " ").strip().split(". ")[0].rstrip(".")
-            words = sentence.split()
-            if not 4 <= len(words) <= 16 or words[0] not in _VERBS or words[-1].lower() in _DANGLING:
-                continue
-            if re.search(r"[`'\"\\(){}\[\]<>:;=*]|self|\bthe given\b", sentence):
-                continue
-            tasks.add(" ".join([_VERBS[words[0]], *words[1:]]))
-    return sorted(tasks)
+            if isinstance(node, kinds) and not node.name.startswith("_") and (doc := ast.get_docstring(node)):
+                yield doc.strip().split("\n\n")[0].replace("\n", " ").strip().split(". ")[0].rstrip(".")
 
 
 def library_instructions(count: int) -> list[str]:
@@ -352,22 +360,10 @@ def subject_requests() -> list[str]:
     return [template.format(subject) for template in SUBJECT_TEMPLATES for subject in SUBJECTS]
 
 
-def _library_trees():
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    for path in sorted(stdlib.rglob("*.py")):
-        parts = path.relative_to(stdlib).parts
-        if _SKIP & set(parts) or any(part.startswith("_") for part in parts):
-            continue
-        try:
-            yield path.relative_to(stdlib), ast.parse(path.read_text(errors="replace"))
-        except (SyntaxError, ValueError):
-            continue
-
-
 def module_requests() -> list[str]:
     """Two requests about every public standard-library module that has a docstring."""
     names = []
-    for relative, tree in _library_trees():
+    for relative, tree in _stdlib_trees(private=False):
         if ast.get_docstring(tree):
             dotted = ".".join(relative.with_suffix("").parts).removesuffix(".__init__")
             names.append(dotted)
@@ -377,20 +373,13 @@ def module_requests() -> list[str]:
 def sentence_requests() -> list[str]:
     """Docstrings' first sentences that read as plain words (6 to 20 words, no code), each in one template in turn."""
     sentences = set()
-    for _, tree in _library_trees():
-        for node in ast.walk(tree):
-            if not isinstance(node, (ast.FunctionDef, ast.ClassDef)) or node.name.startswith("_"):
-                continue
-            doc = ast.get_docstring(node)
-            if not doc:
-                continue
-            sentence = doc.strip().split("\n\n")[0].replace("\n", " ").strip().split(". ")[0].rstrip(".")
-            words = sentence.split()
-            if not 6 <= len(words) <= 20 or not words[0][:1].isupper() or words[-1].lower() in _DANGLING:
-                continue
-            if re.search(r"[`'\"\\(){}\[\]<>:;=*_]|self|\bthe given\b", sentence):
-                continue
-            sentences.add(sentence + ".")
+    for sentence in _first_sentences(_stdlib_trees(private=False), (ast.FunctionDef, ast.ClassDef)):
+        words = sentence.split()
+        if not 6 <= len(words) <= 20 or not words[0][:1].isupper() or words[-1].lower() in _DANGLING:
+            continue
+        if re.search(r"[`'\"\\(){}\[\]<>:;=*_]|self|\bthe given\b", sentence):
+            continue
+        sentences.add(sentence + ".")
     return [SENTENCE_TEMPLATES[k % len(SENTENCE_TEMPLATES)].format(s) for k, s in enumerate(sorted(sentences))]
 
 

@@ -71,8 +71,15 @@ def eagle_batch(model: Eagle, data: Sequences, items, length: int):
     return _pad(feats), _pad(tokens), _pad(wanted), _pad(labels, value=-1)
 
 
-def eagle_loss(model: Eagle, data: Sequences, items, recipe: Recipe, generator: torch.Generator):
-    """The recipe's loss over the chunks ``items``, and the first draft step's cross-entropy (logged)."""
+def hard_labels(model: Eagle, out: torch.Tensor, wanted: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """The readout's cross-entropy against the target's own choice (its argmax), for predicted features ``out``."""
+    return F.cross_entropy(model.readout(out), labels)
+
+
+def eagle_loss(model: Eagle, data: Sequences, items, recipe: Recipe, generator: torch.Generator,
+               classification=hard_labels):
+    """The recipe's loss over the chunks ``items``, and the first draft step's cross-entropy (logged);
+    ``classification(model, out, wanted, labels)``: the labels' part (a variant's: benchmarks/draft_variants.py)."""
     feats, tokens, wanted, labels = eagle_batch(model, data, items, recipe.length)
     scale = feats.abs().mean()
     noisy = feats + (torch.rand(feats.shape, generator=generator) * 2 - 1) * recipe.noise * scale
@@ -83,7 +90,7 @@ def eagle_loss(model: Eagle, data: Sequences, items, recipe: Recipe, generator: 
         rows = live.clone()
         rows[:, :s - 1] = False
         regression = F.smooth_l1_loss(out[rows], wanted[rows])
-        ce = F.cross_entropy(model.readout(out[rows]), labels[rows])
+        ce = classification(model, out[rows], wanted[rows], labels[rows])
         total = total + regression + recipe.ce_weight * ce
         first_ce = ce if first_ce is None else first_ce
     return total / recipe.steps, first_ce

@@ -185,3 +185,19 @@ def test_training_reads_the_answers_rows_from_the_prompts_last_one():
     # second token; nothing before it.
     assert answer_chunks(data, 4) == [(0, 3), (0, 7), (1, 0), (1, 4)]
     assert chunks(data, 4) == [(0, 0), (0, 4), (0, 8), (1, 0), (1, 4)]
+
+
+def test_the_shipped_loss_and_the_soft_variant_share_one_loop():
+    from benchmarks.draft_variants import soft_loss
+    from draft.data import Sequences
+    from draft.train import Recipe, eagle_loss
+
+    model, data = small_eagle(), Sequences()
+    rng = np.random.default_rng(0)
+    data.add([1, 3, 5, 7, 9, 1], [3, 5, 7, 9, 1, 3], rng.normal(size=(6, D)), "chat", 2)
+    recipe = Recipe(steps=2, length=8)
+    hard = eagle_loss(model, data, [(0, 0)], recipe, torch.Generator().manual_seed(0))
+    soft = soft_loss(model, data, [(0, 0)], recipe, torch.Generator().manual_seed(0))
+    assert all(torch.isfinite(value) for value in (*hard, *soft))
+    # The same noise and regression; only the labels' part differs.
+    assert not torch.equal(hard[1], soft[1])
