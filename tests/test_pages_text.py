@@ -166,7 +166,7 @@ def test_step_5_quotes_the_recorded_runs():
     text = page("copy-and-check.md")
     # Recorded natively, where and when Under the hood says; in the tab the counts are every machine's.
     assert "depend only on the model and the text" not in text
-    assert "recorded natively ([where](runtime.md)); in your tab the counts are the same\non every machine" in text
+    assert "recorded natively ([where](runtime.md)); in your tab, for that build, the\nsame on every machine" in text
     for key, title in (("capitals", "Capitals"), ("past-tense", "Past tense"), ("spelling", "Spelling")):
         lookup, greedy = RECORDED[key]["lookup"], RECORDED[key]["greedy"]
         row = f"| {title} | {len(lookup['tokens'])} | {len(lookup['passes'])} | {len(greedy['passes'])} |"
