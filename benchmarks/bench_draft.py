@@ -28,14 +28,16 @@ from pathlib import Path
 
 from model_export.build import build
 from model_export.check import native_int8_products_exact
-from onepass.backends.native import NativeDraft, NativeModel
+from onepass.backends.native import THREADS, NativeDraft, NativeModel
 from onepass.backends.tokenizer import NativeTokenizer
+from onepass.contract import Generate
 from onepass.examples import EXAMPLES, chat
 from onepass.draft_model import ModelDraft
 from onepass.exactness import compare, summarize
 from onepass.proposers import PROPOSERS
 
 PROMPTS = Path(__file__).with_name("draft_prompts.json")
+NEW_TOKENS = 64  # written after each held-out prompt, natively here and in the tab (bench_draft_browser)
 MODES = [("lookup", True), ("draft", True), ("lookup+draft", True), ("draft-adaptive", True),
          ("lookup+draft-adaptive", True)]
 TEXT_ONLY = "lookup+draft, text only"  # copy first without the answers' table
@@ -46,9 +48,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", default="default")
     parser.add_argument("--draft", type=Path, help="a draft folder (default: python -m draft's for the export)")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--max-new", type=int, default=64)
-    parser.add_argument("--gammas", default="", help="draft lengths to compare (default: the draft's own)")
+    parser.add_argument("--threads", type=int, default=THREADS)
+    parser.add_argument("--max-new", type=int, default=NEW_TOKENS)
+    parser.add_argument("--gammas", default=str(Generate.gamma), help="draft lengths to compare (default: step 6's)")
     parser.add_argument("--every", type=int, default=1, help="every N-th held-out prompt only")
     args = parser.parse_args()
 
@@ -56,7 +58,7 @@ def main() -> None:
     folder = args.draft or _built_draft(export)
     model, tokenizer = NativeModel(export, args.threads), NativeTokenizer(export)
     draft = NativeDraft(folder, args.threads, target=model.manifest)
-    gammas = [int(g) for g in args.gammas.split(",") if g] or [int(draft.manifest.get("gamma", 4))]
+    gammas = [int(g) for g in args.gammas.split(",") if g]
     prompts = [tokenizer.encode(chat(text)) for text in json.loads(PROMPTS.read_text())][::args.every]
     examples = {example.key: tokenizer.encode(example.prompt) for example in EXAMPLES}
     asyncio.run(_warm_up(model, draft, prompts[0]))
@@ -161,7 +163,7 @@ def _built_draft(export: Path) -> Path:
 
 
 async def _warm_up(model, draft, prompt) -> None:
-    await compare(model, 0, prompt, 4, [("draft", True)], draft=draft, gamma=2)
+    await compare(model, 0, prompt, 4, [("draft", True)], draft=draft, gamma=Generate.gamma)
 
 
 def _rows(summary: list[dict]) -> dict:

@@ -27,10 +27,10 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from benchmarks.bench_draft import PROMPTS, TARGETS
+from benchmarks.bench_draft import NEW_TOKENS, PROMPTS, TARGETS
 from model_export.build import build
 from model_export.cache import sha256_file
-from onepass.contract import DRAFTING
+from onepass.contract import DRAFTING, Generate
 from onepass.examples import EXAMPLES, chat
 from tools.site import CHROMIUM, CHROMIUM_ARGS, Server, build_site
 
@@ -149,10 +149,10 @@ def main() -> None:
     parser.add_argument("--site", type=Path, help="a built site (make site); default: build one with the draft")
     parser.add_argument("--source", default="default")
     parser.add_argument("--draft", type=Path, help="the draft folder, when building the site (default: python -m draft's)")
-    parser.add_argument("--gammas", default="1", help="draft lengths to compare")
+    parser.add_argument("--gammas", default=str(Generate.gamma), help="draft lengths to compare (default: step 6's)")
     parser.add_argument("--modes", default=",".join(DRAFTING), help="the draft modes to run on the held-out prompts")
     parser.add_argument("--every", type=int, default=1, help="every N-th held-out prompt only")
-    parser.add_argument("--max-new", type=int, default=64)
+    parser.add_argument("--max-new", type=int, default=NEW_TOKENS)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--without-answers", action="store_true",
                         help="build the site with the draft's table of answers emptied (not with --site)")

@@ -17,7 +17,7 @@ import pytest
 
 from onepass.backends.native import NativeModel
 from onepass.backends.tokenizer import NativeTokenizer
-from onepass.exactness import PROPOSERS, compare
+from onepass.exactness import ORACLE_PROPOSERS, compare
 
 PROMPTS = json.loads((Path(__file__).parent / "data" / "prompts.json").read_text())
 TINY_PROMPTS = PROMPTS[::10]
@@ -55,14 +55,14 @@ def test_prompt_set():
 
 @pytest.mark.slow
 def test_tiny_every_proposer_with_the_cache(tiny):
-    outcomes = run_modes(*tiny, TINY_PROMPTS, 24, [(name, True) for name in PROPOSERS])
-    assert len(outcomes) == len(TINY_PROMPTS) * len(PROPOSERS)
+    outcomes = run_modes(*tiny, TINY_PROMPTS, 24, [(name, True) for name in ORACLE_PROPOSERS])
+    assert len(outcomes) == len(TINY_PROMPTS) * len(ORACLE_PROPOSERS)
     assert failures(outcomes) == []
 
 
 @pytest.mark.slow
 def test_tiny_every_proposer_without_the_cache_matches_with_it(tiny):
-    modes = [("greedy", False)] + [(name, kv) for name in PROPOSERS for kv in (True, False)]
+    modes = [("greedy", False)] + [(name, kv) for name in ORACLE_PROPOSERS for kv in (True, False)]
     outcomes = run_modes(*tiny, TINY_UNCACHED_PROMPTS, 16, modes)
     assert failures(outcomes) == []
     passes = {(o.prompt, o.mode, o.kv_cache): o.passes for o in outcomes}
@@ -82,7 +82,7 @@ def test_tiny_pass_counts_follow_the_draft_quality(tiny):
 
 
 def test_real_every_proposer_with_the_cache(real):
-    outcomes = run_modes(*real, REAL_PROMPTS, 64, [(name, True) for name in PROPOSERS])
+    outcomes = run_modes(*real, REAL_PROMPTS, 64, [(name, True) for name in ORACLE_PROPOSERS])
     assert failures(outcomes) == []
 
 

@@ -20,12 +20,13 @@ from .acceptance import per_position
 from .contract import DRAFTING, Generate
 from .drafted import drafted
 from .examples import EXAMPLES, chat, recorded
-from .exactness import PROPOSERS, compare, summarize
+from .exactness import ORACLE_PROPOSERS, compare, summarize
 from .greedy import greedy
 from .proposers import Context, proposer
 from .trace import Run
 
 USAGE_ERROR = 2
+MAX_NEW = 64  # run's and exactness's tokens per text: longer than a panel's run (contract.Generate.max_new)
 
 
 class InputError(Exception):
@@ -55,7 +56,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--guess", help="with --mode guess: the continuation you expect")
     add_chat_argument(run)
     add_draft_arguments(run)
-    run.add_argument("--max-new", type=int, default=64, help="most tokens to generate (default 64)")
+    run.add_argument("--max-new", type=int, default=MAX_NEW, help=f"most tokens to generate (default {MAX_NEW})")
     run.add_argument("--no-kv-cache", action="store_true", help="re-read the whole text in every pass")
     run.add_argument("--json", action="store_true", help="print the trace as JSON")
     run.set_defaults(command=run_command)
@@ -63,9 +64,9 @@ def parser() -> argparse.ArgumentParser:
     exactness = commands.add_parser("exactness", help="check drafted == greedy over a prompt set")
     add_model_arguments(exactness)
     exactness.add_argument("--prompts", required=True, type=Path, help="a JSON array of prompt strings")
-    exactness.add_argument("--max-new", type=int, default=64, help="tokens per prompt (default 64)")
+    exactness.add_argument("--max-new", type=int, default=MAX_NEW, help=f"tokens per prompt (default {MAX_NEW})")
     add_chat_argument(exactness)
-    exactness.add_argument("--proposers", help=f"comma-separated, from {','.join(PROPOSERS + DRAFTING)} "
+    exactness.add_argument("--proposers", help=f"comma-separated, from {','.join(ORACLE_PROPOSERS + DRAFTING)} "
                                                "(default: all; draft only with --draft)")
     add_draft_arguments(exactness)
     exactness.add_argument("--cache", default="on",
@@ -194,9 +195,9 @@ def read_prompts(path: Path) -> list[str]:
 
 
 def exactness_modes(proposers: str | None, cache: str, draft: bool = False) -> list[tuple[str, bool]]:
-    known = PROPOSERS + DRAFTING
+    known = ORACLE_PROPOSERS + DRAFTING
     if proposers is None:
-        proposers = ",".join(PROPOSERS + (DRAFTING if draft else ()))
+        proposers = ",".join(ORACLE_PROPOSERS + (DRAFTING if draft else ()))
     names = [name for name in proposers.split(",") if name]
     unknown = sorted(set(names) - set(known))
     if unknown or not names:
@@ -217,7 +218,7 @@ def exactness_command(args) -> int:
     max_new = positive(args.max_new, "--max-new")
     model, tokenizer = open_model(args)
     draft, gamma = open_draft(args, model) if any(name in DRAFTING for name, _ in modes) else (None, 0)
-    warm_up(model, tokenizer.encode(prompts[0][1]), draft)
+    warm_up(model, tokenizer.encode(prompts[0][1]), draft, gamma)
     outcomes, began = [], time.perf_counter()
     for done, (index, text) in enumerate(prompts, 1):
         outcomes += asyncio.run(compare(model, index, tokenizer.encode(text), max_new, modes, seed=args.seed,
@@ -244,12 +245,13 @@ def exactness_command(args) -> int:
     return 0 if all(row["share"] == 1.0 for row in summary) else 1
 
 
-def warm_up(model, prompt: list[int], draft=None) -> None:
-    """A few passes before the clocks start, so that no mode pays for onnxruntime's first runs."""
+def warm_up(model, prompt: list[int], draft=None, gamma: int = Generate.gamma) -> None:
+    """A few passes before the clocks start (the draft model's at the run's draft length), so that no mode pays for
+    onnxruntime's first runs."""
     asyncio.run(greedy(model, prompt, 4))
     if draft is not None:
         asyncio.run(drafted(model, prompt, proposer("draft", Context(prompt=prompt, vocab_size=model.facts.vocab_size,
-                                                                      draft=draft, gamma=2)), 4))
+                                                                      draft=draft, gamma=gamma)), 4))
 
 
 def examples_command(args) -> int:

@@ -170,6 +170,8 @@ class SampleRuns(Request):
     text: str | None = None
     runs: int | None = None
     new_tokens: int = 3
+    # The whole-run test's own, not step 6's (Generate.gamma): two tokens a round, so the rule also judges one drafted
+    # after a kept one.
     gamma: int = 2
     temperature: float = 1.0
     rule: str = "speculative"

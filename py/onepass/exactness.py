@@ -18,15 +18,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .acceptance import cost_ratio, per_position
+from .contract import Generate
 from .draft_model import DraftModel, ModelDraft
 from .drafted import Proposer, drafted
 from .greedy import greedy
-from .lookup import MAX_DRAFT
 from .proposers import Context, proposer
 from .seam import Model
 from .trace import Run
 
-PROPOSERS = ("lookup", "guess", "wrong", "random", "noisy", "perfect")  # the registry's, less the reader's own
+# The proposers the check runs by default, by their names in the registry (``proposers.PROPOSERS``): all but the
+# reader's own and the draft modes, which need a draft model.
+ORACLE_PROPOSERS = ("lookup", "guess", "wrong", "random", "noisy", "perfect")
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ class Outcome:
 
 
 def knowing(name: str, prompt: list[int], reference: Run, model: Model, rng: random.Random,
-            draft: DraftModel | None = None, gamma: int = MAX_DRAFT) -> Proposer:
+            draft: DraftModel | None = None, gamma: int = Generate.gamma) -> Proposer:
     """Proposer ``name``, given the answer: the guess goes wrong halfway, the drafts copy (or spoil) the reference."""
     vocab = model.facts.vocab_size
     return proposer(name, Context(prompt=prompt, vocab_size=vocab, rng=rng, answer=prompt + reference.tokens,
@@ -69,7 +71,7 @@ def first_difference(a: list[int], b: list[int]) -> int | None:
 
 
 async def compare(model: Model, index: int, prompt: list[int], max_new: int, modes: Iterable[tuple[str, bool]],
-                  seed: int = 0, draft: DraftModel | None = None, gamma: int = MAX_DRAFT) -> list[Outcome]:
+                  seed: int = 0, draft: DraftModel | None = None, gamma: int = Generate.gamma) -> list[Outcome]:
     """Run every mode on one prompt and compare each with greedy decoding (KV cache on)."""
     # One untimed pass over the prompt first: a runtime's first pass of a new length costs more (onnxruntime
     # plans its memory per shape), and the reference, run first, would pay it for every mode.

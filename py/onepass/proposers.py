@@ -100,7 +100,7 @@ class Context:
     source: str = ""  # the reader's proposer, as Python source
     on_match: Callable[[dict | None], None] | None = None  # hears prompt lookup's match, pass by pass
     draft: DraftModel | None = None  # a draft model over the target's features (draft_model.py)
-    gamma: int = MAX_DRAFT  # how many tokens the draft model proposes per round (at most, when ``adaptive``)
+    gamma: int = Generate.gamma  # how many tokens the draft model proposes per round (at most, when ``adaptive``)
     # The draft modes weigh each round (policy.py) or draft gamma tokens every round: the contract's one default,
     # off until the tab has measured it (benchmarks/FINDINGS.md, "Cheap drafts first").
     adaptive: bool = Generate.adaptive

@@ -19,6 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
+from .contract import SampleRuns
 from .draft_model import ModelDraft
 from .drafted import cut_draft
 from .greedy import check_request
@@ -98,7 +99,7 @@ async def sample_drafted(model: Model, prompt: list[int], propose: ModelDraft, m
 
 
 async def whole_runs(model: Model, prompt: list[int], runs: int, max_new: int, temperature: float, rng: random.Random,
-                     draft=None, gamma: int = 2, rule: Rule = accept, totals: Counter | None = None,
+                     draft=None, gamma: int = SampleRuns.gamma, rule: Rule = accept, totals: Counter | None = None,
                      policy: Callable[[], Policy] | None = None) -> Counter:
     """The whole-run test's sample: the tokens of ``runs`` sampled runs after ``prompt``, tallied, plain or (with
     ``draft``, a ``draft_model.DraftModel``) drafted ``gamma`` tokens at a time under ``rule`` (up to ``gamma``, as
