@@ -9,9 +9,10 @@ decoding passes: position independence). The reader's build reads none of it.
 
 Requests come from these sources, each saying where it comes from and under what licence (``SOURCES``); every
 request that holds or is held by a held-out prompt (the benchmark's, step 6's default, step 5's examples) is left
-out (``held_out``; ``tests/test_draft.py`` checks it). Their order is a fixed shuffle (by each request's sha256), so
-every shard mixes every source and the first k shards are a fair sample of the whole: alpha against the amount of
-data is measured by training on the first k.
+out (``held_out``; ``tests/test_draft_shipped.py`` checks it). Our own requests come first (the first shard holds
+them all), the rest in a fixed shuffle (by each request's sha256), so every later shard mixes every other source and
+alpha against the amount of data is measured by training on the first k. An answer does not depend on the answers
+decoded beside it, so a shard remade in another order reuses the answers already committed (``known_answers``).
 
 A shard is made only where the native int8 arithmetic is the tab's (``model_export.check.native_int8_products_exact``:
 on a processor without VNNI the native kernel saturates, and its answers are another model's), and every shard names
@@ -56,6 +57,19 @@ SOURCES = {
 }
 
 
+def known_answers(folder: Path, identity: str, max_new: int) -> dict[str, tuple[int, list[int]]]:
+    """request -> (prompt length, ids) for every answer already in ``folder``'s shards made by the same target with the
+    same template and cap: an answer does not depend on the texts decoded beside it (``data.aligned_batches``), so a
+    shard remade in another order reuses them instead of decoding them again."""
+    known = {}
+    for path in sorted(folder.glob("shard-*.json.gz")):
+        shard = read_shard(path)
+        if (shard["format"], shard["template"], shard["target"], shard["max_new"]) == (FORMAT, TEMPLATE, identity,
+                                                                                       max_new):
+            known.update((t["request"], (t["prompt"], t["ids"])) for t in shard["texts"])
+    return known
+
+
 def held_out() -> list[str]:
     """Every prompt the draft is measured on and so must never learn from."""
     from onepass.panels import DEFAULTS
@@ -83,7 +97,18 @@ def requests() -> tuple[tuple[str, str], ...]:
         if text not in seen and not meets(text, avoid):
             seen.add(text)
             kept.append((source, text))
-    return tuple(sorted(kept, key=lambda item: hashlib.sha256(item[1].encode()).hexdigest()))
+    # This project's own requests first (the first shard holds them all): they are what the pages' readers ask, and a
+    # draft trained on the first two shards in the fixed shuffle, where they were 2 % of the data, drafted the
+    # held-out chat requests worse than the quick build's, where they are a third (benchmarks/FINDINGS.md, "The
+    # committed corpus: our requests first"). The rest follow in the fixed shuffle.
+    return tuple(sorted(kept, key=lambda item: (item[0] != "ours", hashlib.sha256(item[1].encode()).hexdigest())))
+
+
+def current(k: int, folder: Path = CORPUS, size: int = SHARD) -> bool:
+    """Whether shard ``k`` holds the requests the corpus's order puts there (a changed order or source remakes it,
+    its known answers reused)."""
+    texts = read_shard(shard_path(k, folder))["texts"]
+    return [(t["source"], t["request"]) for t in texts] == list(requests()[k * size:(k + 1) * size])
 
 
 def shard_count(total: int) -> int:
@@ -103,25 +128,37 @@ class Text:
 
 
 def make_shard(target, tokenizer, k: int, folder: Path = CORPUS, size: int = SHARD, max_new: int = MAX_NEW,
-               log=print) -> Path:
-    """The target's answers to shard ``k``'s requests (``size`` a shard), written to ``shard_path(k, folder)``."""
+               log=print, known: dict | None = None) -> Path:
+    """The target's answers to shard ``k``'s requests (``size`` a shard), written to ``shard_path(k, folder)``;
+    answers already ``known`` (by default: in ``folder``'s shards, ``known_answers``) are reused."""
     from .data import Sequences, chat_answers
 
     chosen = requests()[k * size:(k + 1) * size]
+    if known is None:
+        known = known_answers(folder, target_identity(target.manifest), max_new)
     began = time.perf_counter()
     into = Sequences()
-    chat_answers(target, tokenizer, [text for _, text in chosen], max_new, BATCH, into)
+    chat_answers(target, tokenizer, [text for _, text in chosen if text not in known], max_new, BATCH, into)
     seconds = time.perf_counter() - began
     by_prompt = {}
     for ids, start in zip(into.ids, into.starts):
         by_prompt.setdefault(tuple(ids[:start].tolist()), ids.tolist())
     texts = []
     for source, request in chosen:
-        prompt = tokenizer.encode(chat(request), add_special_tokens=False).ids
-        texts.append({"source": source, "request": request, "prompt": len(prompt), "ids": by_prompt[tuple(prompt)]})
+        if request in known:
+            prompt, ids = known[request]
+        else:
+            encoded = tuple(tokenizer.encode(chat(request), add_special_tokens=False).ids)
+            prompt, ids = len(encoded), by_prompt[encoded]
+        # An answer's closing token is written only where a text decoded beside it went on (``Target.greedy``: the
+        # last token has no pass of its own), so it is never kept: the row before it, whose label is the target's
+        # own choice of it, is what teaches the draft to stop, and a shard is the same whatever its batches.
+        ids = ids[:-1] if len(ids) > prompt and ids[-1] in target.eos else ids
+        texts.append({"source": source, "request": request, "prompt": prompt, "ids": ids})
     shard = {"format": FORMAT, "shard": k, "target": target_identity(target.manifest),
              "model": target.manifest["model"]["name"], "template": TEMPLATE, "max_new": max_new, "texts": texts,
              "made": {"processor": processor(), "seconds": round(seconds, 1),
+                      "reused": sum(request in known for _, request in chosen),
                       "tokens": sum(len(t["ids"]) for t in texts), "python": platform.python_version()}}
     path = shard_path(k, folder)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -129,7 +166,8 @@ def make_shard(target, tokenizer, k: int, folder: Path = CORPUS, size: int = SHA
     with open(partial, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, compresslevel=9) as out:
         out.write(json.dumps(shard, separators=(",", ":")).encode())
     partial.replace(path)
-    log(f"corpus: shard {k}: {shard['made']['tokens']} tokens in {seconds:.0f} s")
+    log(f"corpus: shard {k}: {shard['made']['tokens']} tokens in {seconds:.0f} s "
+        f"({shard['made']['reused']} of {len(chosen)} answers reused)")
     return path
 
 
@@ -190,9 +228,11 @@ def main(argv=None) -> int:
             raise SystemExit(f"the committed shards were made by another export than {args.target}")
     total = shard_count(len(requests()))
     log = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
+    known = known_answers(CORPUS, identity, MAX_NEW)  # read before any shard is remade over them
     for k in range(min(total, args.shards if args.shards is not None else total)):
-        if not shard_path(k).is_file():
-            make_shard(target, tokenizer, k, log=log)
+        if not shard_path(k).is_file() or not current(k):
+            made = read_shard(make_shard(target, tokenizer, k, log=log, known=known))
+            known.update((t["request"], (t["prompt"], t["ids"])) for t in made["texts"])
     return 0
 
 

@@ -15,7 +15,9 @@ The reader's build (``python -m draft --target EXPORT``, which ``make model`` ru
 joins the committed weights with the export's word table into ``draft.onnx`` (seconds) and makes the table of the
 target's answers from the committed corpus (``answers.py``). An export whose identity differs from the one the draft
 was trained for (another exporter, another library) is measured first (held-out α natively, a minute or two) and
-ships only if it accepts within ``TOLERANCE`` of the committed figure: never silently worse.
+ships only if it accepts within ``TOLERANCE`` of the committed figure: never silently worse. A processor whose native
+int8 saturates (no VNNI) cannot measure it (natively it computes another model than the tab's): there the draft
+ships with its committed figures and its ``draft.json`` says it was not measured.
 """
 
 import hashlib
@@ -34,6 +36,7 @@ from tokenizers import Tokenizer
 
 from model_export.build import _exclusive as exclusive
 from model_export.cache import cache_root, sha256_file
+from model_export.check import native_int8_products_exact
 
 from . import answers as draft_answers
 from . import corpus
@@ -227,10 +230,19 @@ def _assemble(target: Target, shipped: dict, folder: Path, texts_dir: Path, out:
     if "acceptance" in shipped:
         info["acceptance"] = shipped["acceptance"]
     (partial / MANIFEST).write_text(json.dumps(info, indent=1) + "\n")
-    if measure or identity != shipped["target"]["identity"]:
+    other = identity != shipped["target"]["identity"]
+    if other and not measure and not native_int8_products_exact():
+        # Natively this processor computes another model than the tab's (its int8 kernel saturates), so what it
+        # measured would say nothing of the tab's acceptance: the draft ships with the committed figure, saying so,
+        # and the reader's own run in step 6 measures it in the tab.
+        info["acceptance"] = {**shipped.get("acceptance", {}), "measured_here": False,
+                              "why": "this processor's native int8 saturates (no VNNI), so it cannot measure the draft"}
+        log("draft: this export differs from the one the draft was trained for, and this processor cannot measure it "
+            "natively (no VNNI): shipped with its committed figures, unmeasured here")
+    elif measure or other:
         info["acceptance"] = _measure(target, partial, log)
         info["acceptance"]["measured_here"] = True
-        if "acceptance" in shipped and identity != shipped["target"]["identity"]:
+        if "acceptance" in shipped and other:
             here, committed = info["acceptance"]["by_gamma"]["1"]["alpha"][0], shipped["acceptance"]["by_gamma"]["1"]["alpha"][0]
             if here < committed - TOLERANCE:
                 shutil.rmtree(partial)

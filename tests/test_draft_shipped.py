@@ -68,6 +68,32 @@ def test_a_shard_holds_the_targets_own_greedy_answers(tiny_export, tiny_corpus, 
 
 
 @pytest.mark.slow
+def test_an_answer_is_the_same_whatever_is_decoded_beside_it_so_a_remade_shard_reuses_it(tiny_export, tiny_corpus,
+                                                                                         tmp_path):
+    import shutil
+
+    from tokenizers import Tokenizer
+
+    from draft.target import Target
+
+    target, tokenizer = Target(tiny_export), Tokenizer.from_file(str(tiny_export / "tokenizer.json"))
+    quiet = lambda message: None  # noqa: E731
+    twelve = corpus.read_shard(corpus.shard_path(0, tiny_corpus))["texts"]
+    # Decoded among 6 requests rather than 12: the same answers, closing tokens dropped alike.
+    six = corpus.read_shard(corpus.make_shard(target, tokenizer, 0, tmp_path / "six", size=6, max_new=8, log=quiet))
+    assert six["texts"] == twelve[:6] and six["made"]["reused"] == 0
+    assert not any(t["ids"][-1] in target.eos for t in twelve if len(t["ids"]) > t["prompt"])
+    # Remade from the answers already committed (another order, another size): nothing decoded again.
+    shutil.copytree(tiny_corpus, tmp_path / "again")
+    known = corpus.known_answers(tmp_path / "again", target_identity(target.manifest), 8)
+    again = corpus.read_shard(corpus.make_shard(target, tokenizer, 1, tmp_path / "again", size=12, max_new=8,
+                                                log=quiet, known=known))
+    assert again["made"]["reused"] == 12 and again["texts"] == corpus.read_shard(
+        corpus.shard_path(1, tiny_corpus))["texts"]
+    assert corpus.current(1, tmp_path / "again", size=12) and not corpus.current(1, tmp_path / "again", size=6)
+
+
+@pytest.mark.slow
 def test_the_corpus_refuses_shards_of_another_model_or_template(tiny_corpus, tmp_path):
     for k, change in enumerate(({"target": "another"}, {"template": "<other>{request}"})):
         shard = corpus.read_shard(corpus.shard_path(0, tiny_corpus))
@@ -129,6 +155,25 @@ def test_another_build_of_the_model_is_measured_before_it_ships(tiny_export, tin
     (copy / "draft.json").write_text(json.dumps(info))
     with pytest.raises(DraftUnavailable, match="retrain"):
         shipped.assemble(tiny_export, copy, tiny_corpus, log=lambda message: None)
+
+
+@pytest.mark.slow
+def test_a_processor_that_cannot_measure_ships_the_draft_unmeasured_and_says_so(tiny_export, tiny_corpus,
+                                                                                 tiny_shipped, tmp_path, monkeypatch):
+    import shutil
+
+    said = []
+    copy = tmp_path / "other"
+    shutil.copytree(tiny_shipped, copy)
+    info = shipped.manifest(copy)
+    info["target"]["identity"] = "an-earlier-export"
+    info["acceptance"]["by_gamma"]["1"]["alpha"][0] = 1.5  # would be refused if it were measured
+    (copy / "draft.json").write_text(json.dumps(info))
+    monkeypatch.setattr(shipped, "native_int8_products_exact", lambda: False)
+    folder = shipped.assemble(tiny_export, copy, tiny_corpus, log=said.append)
+    acceptance = json.loads((folder / "draft.json").read_text())["acceptance"]
+    assert acceptance["measured_here"] is False and "VNNI" in acceptance["why"]
+    assert acceptance["by_gamma"]["1"]["alpha"][0] == 1.5 and any("unmeasured" in line for line in said)
 
 
 @pytest.mark.slow
