@@ -66,8 +66,13 @@ def known_answers(folder: Path, identity: str, max_new: int) -> dict[str, tuple[
         shard = read_shard(path)
         if (shard["format"], shard["template"], shard["target"], shard["max_new"]) == (FORMAT, TEMPLATE, identity,
                                                                                        max_new):
-            known.update((t["request"], (t["prompt"], t["ids"])) for t in shard["texts"])
+            known.update(answers(shard))
     return known
+
+
+def answers(shard: dict) -> dict[str, tuple[int, list[int]]]:
+    """request -> (prompt length, ids) of one shard's texts."""
+    return {t["request"]: (t["prompt"], t["ids"]) for t in shard["texts"]}
 
 
 def held_out() -> list[str]:
@@ -231,8 +236,7 @@ def main(argv=None) -> int:
     known = known_answers(CORPUS, identity, MAX_NEW)  # read before any shard is remade over them
     for k in range(min(total, args.shards if args.shards is not None else total)):
         if not shard_path(k).is_file() or not current(k):
-            made = read_shard(make_shard(target, tokenizer, k, log=log, known=known))
-            known.update((t["request"], (t["prompt"], t["ids"])) for t in made["texts"])
+            known.update(answers(read_shard(make_shard(target, tokenizer, k, log=log, known=known))))
     return 0
 
 
