@@ -64,10 +64,12 @@ serve: site
 	$(PY) tools/serve.py --dir site --port $(PORT)
 
 # Both linters, which `check` and `test` run first (ruff.toml holds the rules and the one line length;
-# eslint.config.js reads it).
+# eslint.config.js reads it), then the type check of the JavaScript against the contract's generated types
+# (tsconfig.json; hooks/typecheck.py lays out the scripts with contract.js in build/types/ and runs tsc).
 lint: setup
 	$(PY) -m ruff check --quiet .
 	npx --no-install eslint --quiet .
+	$(PY) -m hooks.typecheck
 
 # The quick loop (under a minute, warm): the linters, then the tests that need no Chromium, no real model and take
 # no seconds each (pytest.ini's markers).

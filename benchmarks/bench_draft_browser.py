@@ -61,8 +61,8 @@ def held_out(page, prompts: list[str], gamma: int, max_new: int, mode: str = "dr
                                         "baseline": True}))
         print(f"\r{mode}, gamma {gamma}: {index + 1}/{len(prompts)} prompts", end="", file=sys.stderr)
     print(file=sys.stderr)
-    drafted = sum(run["wall_seconds"] for run in runs)
-    greedy = sum(run["baseline"]["wall_seconds"] for run in runs)
+    drafted = sum(run["wallSeconds"] for run in runs)
+    greedy = sum(run["baseline"]["wallSeconds"] for run in runs)
     reached = sum(row["reached"] for run in runs for row in run["draft"]["acceptance"])
     accepted = sum(row["accepted"] for run in runs for row in run["draft"]["acceptance"])
     costs = [run["draft"]["c"] for run in runs if run["draft"]["c"] is not None]
@@ -73,13 +73,13 @@ def held_out(page, prompts: list[str], gamma: int, max_new: int, mode: str = "dr
         "greedy_passes": sum(run["baseline"]["totals"]["passes"] for run in runs),
         "draft_passes": sum(run["draft"]["passes"] for run in runs),
         "copies": sum(run["draft"]["copies"] for run in runs),
-        "copied_tokens": sum(run["draft"]["copied_tokens"] for run in runs),
-        "copies_from_answers": sum(run["draft"]["answers"] for run in runs),
+        "copied_tokens": sum(run["draft"]["copiedTokens"] for run in runs),
+        "copies_from_answers": sum(run["draft"]["fromAnswers"] for run in runs),
         "drafted_s": round(drafted, 2), "greedy_s": round(greedy, 2), "speedup": round(greedy / drafted, 3),
         "alpha": round(accepted / reached, 3) if reached else None, "alpha_per_position": positions(runs),
         "c_median": round(statistics.median(costs), 4) if costs else None,
         "predicted_median": _median([run["draft"]["predicted"] for run in runs]),
-        "best_gamma_median": _median([run["draft"]["best_gamma"] for run in runs]),
+        "best_gamma_median": _median([run["draft"]["bestGamma"] for run in runs]),
     }
 
 
@@ -97,7 +97,7 @@ def examples(page, gamma: int) -> dict:
             for mode in times:
                 run = page.evaluate(RUN, {"text": example.prompt, "mode": mode, "maxNew": example.max_new,
                                           **({"gamma": gamma} if mode in DRAFTING else {})})
-                times[mode].append(run["wall_seconds"])
+                times[mode].append(run["wallSeconds"])
                 texts[mode] = run["text"]
         greedy = statistics.median(times["greedy"])
         race[example.key] = {**{f"{mode}_s": round(statistics.median(t), 2) for mode, t in times.items()},

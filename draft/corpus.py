@@ -77,7 +77,7 @@ def answers(shard: dict) -> dict[str, tuple[int, list[int]]]:
 
 def held_out() -> list[str]:
     """Every prompt the draft is measured on and so must never learn from."""
-    from onepass.panels import DEFAULTS
+    from onepass.defaults import DEFAULTS
 
     benchmark = json.loads((HERE.parent / "benchmarks" / "draft_prompts.json").read_text())
     return [*benchmark, DEFAULTS["draft"]["text"], *(example.prompt for example in EXAMPLES)]

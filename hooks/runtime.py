@@ -5,7 +5,7 @@ client, the loader and its store worker, the ONNX bridge, the pass harness and
 the byte decoder. It is not documentation, so it lives outside ``docs/``, and
 the pages reach it only through its client (``runtime/client.js``). The build
 copies it to ``site/assets/onepass/runtime/``, where the pages, the service
-worker, the tests and the benchmarks find it (``hooks/panels.py`` adds the
+worker, the tests and the benchmarks find it (``hooks/contract.py`` adds the
 contract it is generated with, ``contract.js``). Listed before
 ``hooks/headers.py`` and ``hooks/offline.py``, so it is precached with the other assets.
 """

@@ -5,7 +5,7 @@ before anything has loaded (as the Transformer Explainer does). Each is labelled
 a recorded run and stamped with where and when it was recorded (the build
 machine, natively): the same model and code, but not the reader's times, so
 no page mixes them with live ones. They come from the code the browser runs:
-``onepass.panels``' entry points, with the panels' own defaults, over
+``onepass.entry``'s entry points, with the panels' own defaults, over
 ``backends/native.py`` and the export's tokenizer, each pass's event recorded
 from the same callback the worker posts from. ``site/model/traces.json`` carries
 the model's identity (``hooks/model.py`` writes it into the site's manifest), so
@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 from hooks.model import identity
-from onepass import panels
-from onepass.panels import DEFAULTS
+from onepass import entry
+from onepass.defaults import DEFAULTS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,7 +52,7 @@ def code_key(manifest: dict) -> str:
 async def recorded(model, tokenizer, request: dict) -> dict:
     """A run as the panels replay it: the request, the result and each pass's event."""
     events = []
-    result = json.loads(await panels.generate(model, tokenizer, request, lambda event: events.append(json.loads(event))))
+    result = json.loads(await entry.generate(model, tokenizer, request, lambda event: events.append(json.loads(event))))
     return {"request": request, "result": result, "events": events}
 
 
@@ -70,9 +70,9 @@ async def precompute(folder: Path) -> dict:
     traces = {
         "greedy": await recorded(model, tokenizer, {"text": greedy["text"], "mode": "greedy", "kvCache": True,
                                                     "maxNew": greedy["maxNew"]}),
-        "all-at-once": {"request": all_at_once, "result": json.loads(await panels.predict(model, tokenizer, all_at_once))},
+        "all-at-once": {"request": all_at_once, "result": json.loads(await entry.predict(model, tokenizer, all_at_once))},
         "guess": {"request": checked, "continuation": own["result"]["text"],
-                  "outcome": json.loads(await panels.verify(model, tokenizer, checked))},
+                  "outcome": json.loads(await entry.verify(model, tokenizer, checked))},
         "lookup": await recorded(model, tokenizer, {"text": LOOKUP_EXAMPLE["prompt"], "mode": "lookup", "kvCache": True,
                                                     "maxNew": LOOKUP_EXAMPLE["max_new"]}),
     }

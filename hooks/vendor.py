@@ -31,7 +31,7 @@ VENDORED = {
     "katex": ("katex", ["dist/katex.min.js", "dist/katex.min.css", "dist/fonts/"]),
 }
 # Imported into the snapshot, so the worker's first imports of them are free: the modules worker.js imports.
-SNAPSHOT_IMPORTS = ["onepass.backends.browser", "onepass.panels"]
+SNAPSHOT_IMPORTS = ["onepass.backends.browser", "onepass.entry"]
 
 
 def _version(package: str) -> str:

@@ -79,6 +79,14 @@ def cases(n: int) -> list[dict]:
     return fresh + stepped
 
 
+def long_cases(n: int, prefill: int) -> list[dict]:
+    """The checks of a long text (past 512 positions): the cases of the whole text and of its first rows, and the
+    KV-cache steps after ``prefill`` tokens, so they run where the text is long; not the cases of its middle, nor
+    hundreds of single steps to get there (the short texts' ``cases`` step from the seventh token)."""
+    middle = {f"prefix_{n // 2}", "rows_from_1", f"rows_from_{n // 2}"}
+    return [{**case, "prefill": prefill} if "step" in case else case for case in cases(n) if case["name"] not in middle]
+
+
 @functools.cache  # the processor does not change within a process
 def native_int8_products_exact() -> bool:
     """Whether this processor's native onnxruntime computes our int8 products exactly (the tab's WASM kernel does).
@@ -159,17 +167,17 @@ def _FusedMatMul():  # noqa: N802 (the operator's name)
     return FusedMatMul
 
 
-def position_independence(model: NativeModel, ids: list[int]) -> dict:
-    """Every case of ``cases`` natively, each compared with one full pass."""
+def position_independence(model: NativeModel, ids: list[int], checks: list[dict] | None = None) -> dict:
+    """Every case of ``cases`` (or ``checks``) natively, each compared with one full pass."""
     full = logits(model, ids)
-    checks = {}
-    for case in cases(len(ids)):
+    found = {}
+    for case in checks or cases(len(ids)):
         if "step" in case:
-            checks[case["name"]] = compare(full, stepped_logits(model, ids, case["prefill"], case["step"]))
+            found[case["name"]] = compare(full, stepped_logits(model, ids, case["prefill"], case["step"]))
         else:
             got = logits(model, ids[:case["length"]], case["rows_from"])
-            checks[case["name"]] = compare(full, got, case["rows_from"])
-    return {"checks": checks, "all_identical": all(c["bit_identical"] for c in checks.values())}
+            found[case["name"]] = compare(full, got, case["rows_from"])
+    return {"checks": found, "all_identical": all(c["bit_identical"] for c in found.values())}
 
 
 def hidden_rows(model: NativeModel, ids: list[int], past=None) -> tuple[np.ndarray, list]:
@@ -235,10 +243,10 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
     return shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
 
 
-def wasm(folder: Path, ids: list[int], threads: int = 1, bench: bool = False) -> dict:
-    """The same checks under onnxruntime-web's WASM build, run by Node (see wasm_check.mjs)."""
+def wasm(folder: Path, ids: list[int], threads: int = 1, bench: bool = False, checks: list[dict] | None = None) -> dict:
+    """The same checks (``cases``, or ``checks``) under onnxruntime-web's WASM build, run by Node (wasm_check.mjs)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json") as check_file:
-        json.dump({"ids": ids, "cases": cases(len(ids))}, check_file)
+        json.dump({"ids": ids, "cases": checks or cases(len(ids))}, check_file)
         check_file.flush()
         command = ["node", str(Path(__file__).with_name("wasm_check.mjs")), "--model", str(folder),
                    "--check", check_file.name, "--threads", str(threads), *(["--bench"] if bench else [])]

@@ -13,6 +13,11 @@
  */
 import { OnepassError } from './errors.js';
 
+/**
+ * @import { BridgeDraftStep, BridgePass, ErrorFields, ModelReply, ModelRequest, WriteChunk } from './contract.js'
+ * @typedef {ModelRequest | WriteChunk} ChannelRequest what a WorkerChannel asks (the model's worker, the store worker)
+ */
+
 const int64 = (ort, values, dims) => new ort.Tensor('int64', BigInt64Array.from(values, BigInt), dims);
 
 export class OnnxBridge {
@@ -47,6 +52,7 @@ export class OnnxBridge {
    * One pass over `newIds` after the session's `start` tokens; predictions (argmax, top-k, the logits when
    * `wantLogits`) for newIds[rowsFrom:] only: the model skips its output layer for the rows before. `hidden`: the
    * model's features at the last `hidden` of newIds too, whatever rowsFrom is (a Float32Array, row by row).
+   * @returns {Promise<BridgePass>}
    */
   async run(id, newIds, start, wantLogits, rowsFrom = 0, hidden = 0) {
     // A PyProxy argument lives only until this call returns its promise: copy it first.
@@ -67,7 +73,7 @@ export class OnnxBridge {
     session.ids.push(...ids);
     session.length += ids.length;
     // The KV cache's handling (feeds in, present tensors kept), timed apart from the model's run ("Under the hood").
-    return { ...this.rows(out, seconds, wantLogits, hidden), kv_seconds: feedSeconds + (performance.now() - kept) / 1000 };
+    return { ...this.rows(out, seconds, wantLogits, hidden), kvSeconds: feedSeconds + (performance.now() - kept) / 1000 };
   }
 
   /**
@@ -105,14 +111,15 @@ export class OnnxBridge {
 
   /**
    * A pass's predictions as plain arrays (top-k flattened row by row); the features of the pass's last `hidden`
-   * rows (every fed row has one) as a Float32Array of their own, row by row, `hidden_size` wide.
+   * rows (every fed row has one) as a Float32Array of their own, row by row, `hiddenSize` wide.
    */
   rows(out, seconds, wantLogits, hidden = 0) {
     const { outputs } = this.manifest;
+    /** @type {Omit<BridgePass, 'kvSeconds'>} */
     const result = {
       argmax: Array.from(out[outputs.argmax].data, Number),
-      topk_ids: Array.from(out[outputs.topk_ids].data, Number),
-      topk_probs: Array.from(out[outputs.topk_probs].data),
+      topkIds: Array.from(out[outputs.topk_ids].data, Number),
+      topkProbs: Array.from(out[outputs.topk_probs].data),
       k: outputs.top_k,
       seconds,
     };
@@ -123,7 +130,7 @@ export class OnnxBridge {
     if (hidden) {
       const { dims, data } = out[outputs.hidden];
       const width = dims[2];
-      result.hidden_size = width;
+      result.hiddenSize = width;
       result.hidden = data.slice((dims[1] - hidden) * width); // its own buffer, to transfer
     }
     return result;
@@ -167,6 +174,7 @@ export class DraftBridge {
     this.cancelled = false;
   }
 
+  /** @returns {Promise<BridgeDraftStep>} */
   async step(features, tokens, sampling) {
     if (this.cancelled) throw new Error('cancelled');
     const n = tokens.length;
@@ -178,6 +186,7 @@ export class DraftBridge {
     const began = performance.now();
     const out = await this.onnx.run(feeds, sampling ? ['feature', 'argmax', 'probs', 'vocab'] : ['feature', 'argmax']);
     const seconds = (performance.now() - began) / 1000;
+    /** @type {BridgeDraftStep} */
     const result = { feature: out.feature.data.slice((n - 1) * this.width), token: Number(out.argmax.data[n - 1]), seconds };
     if (sampling) Object.assign(result, this.top(out.probs.data.subarray((n - 1) * out.vocab.dims[0]), out.vocab.data));
     return result;
@@ -190,13 +199,21 @@ export class DraftBridge {
   }
 }
 
-/** An error as plain fields that cross to another thread; the receiving WorkerChannel rebuilds it. */
+/**
+ * An error as plain fields that cross to another thread; the receiving WorkerChannel rebuilds it.
+ * @returns {ErrorFields}
+ */
 const plainError = (err) => ({ message: String(err?.message ?? err), code: err?.code, retryable: err?.retryable });
 
 /**
  * A worker's reply to request `id`: `work()`'s result as {id, type: 'done', result} (the buffers `transfer(result)`
  * names are moved, not copied), or its error as {id, type: 'error', error: describe(err)}. A message without an id
  * wanted no answer: its error is only logged. What a WorkerChannel, below, waits for.
+ */
+/**
+ * @param {number | undefined} id
+ * @param {() => *} work
+ * @param {{describe?: (err: *) => ErrorFields, transfer?: (result: *) => Transferable[]}} [options]
  */
 export async function reply(id, work, { describe = plainError, transfer = () => [] } = {}) {
   try {
@@ -214,10 +231,14 @@ export async function reply(id, work, { describe = plainError, transfer = () => 
  * and passes anything else it says about a request (progress, files) to that request's `onEvent`.
  */
 export class WorkerChannel {
+  /** @param {Worker} worker */
   constructor(worker) {
     this.worker = worker;
     this.pending = new Map();
     this.nextId = 1;
+    /** @type {((err: Error) => void) | null} what to do once every waiting request has failed, if anything */
+    this.onFail = null;
+    /** @param {MessageEvent<ModelReply>} event */
     worker.onmessage = ({ data }) => {
       const request = this.pending.get(data.id);
       if (!request) return;
@@ -235,8 +256,16 @@ export class WorkerChannel {
     };
   }
 
-  /** `transfer`: buffers handed over to the worker rather than copied (they are then empty here). */
-  request(type, fields = {}, onEvent = () => {}, transfer = []) {
+  /**
+   * `transfer`: buffers handed over to the worker rather than copied (they are then empty here).
+   * @template {ChannelRequest['type']} T
+   * @param {T} type
+   * @param {Omit<Extract<ChannelRequest, {type: T}>, 'id' | 'type'>} fields
+   * @param {(event: ModelReply) => void} [onEvent]
+   * @param {Transferable[]} [transfer]
+   * @returns {Promise<*>}
+   */
+  request(type, fields, onEvent = () => {}, transfer = []) {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onEvent });
@@ -244,8 +273,13 @@ export class WorkerChannel {
     });
   }
 
-  /** A message that needs no answer; it is handled in order with the requests. */
-  tell(type, fields = {}) {
+  /**
+   * A message that needs no answer; it is handled in order with the requests.
+   * @template {ModelRequest['type']} T
+   * @param {T} type
+   * @param {Omit<Extract<ModelRequest, {type: T}>, 'type'>} fields
+   */
+  tell(type, fields) {
     this.worker.postMessage({ type, ...fields });
   }
 
@@ -259,7 +293,7 @@ export class WorkerChannel {
 /**
  * The OnnxBridge's calls, made across to the model's worker: what worker.js hands to Python. `open`,
  * `rollback` and `closeAll` answer at once (the worker handles them in order before the next run), so a
- * rollback's seconds are counted in the next pass's `kv_seconds` there; `run` waits for the pass.
+ * rollback's seconds are counted in the next pass's `kvSeconds` there; `run` waits for the pass.
  */
 export class RemoteBridge {
   constructor(channel) {
@@ -294,6 +328,7 @@ export class RemoteBridge {
     return session;
   }
 
+  /** @returns {Promise<BridgePass>} */
   async run(id, newIds, start, wantLogits, rowsFrom = 0, hidden = 0) {
     // A PyProxy argument lives only until this call returns its promise: copy it first.
     const ids = newIds?.toJs ? newIds.toJs() : Array.from(newIds);
@@ -301,7 +336,10 @@ export class RemoteBridge {
     return this.channel.request('run', { session: id, newIds: ids, start, wantLogits, rowsFrom, hidden: hidden ?? 0 });
   }
 
-  /** One small pass of the draft model: `features` flat, row by row (moved, not copied, to the model's worker). */
+  /**
+   * One small pass of the draft model: `features` flat, row by row (moved, not copied, to the model's worker).
+   * @returns {Promise<BridgeDraftStep>}
+   */
   async draft(features, tokens, sampling) {
     const flat = Float32Array.from(features?.toJs ? features.toJs() : features);
     const ids = tokens?.toJs ? tokens.toJs() : Array.from(tokens);
@@ -315,6 +353,6 @@ export class RemoteBridge {
   }
 
   closeAll() {
-    this.channel.tell('closeAll');
+    this.channel.tell('closeAll', {});
   }
 }

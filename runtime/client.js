@@ -7,6 +7,8 @@
 import { CONTRACT } from './contract.js';
 import { OnepassError } from './errors.js';
 
+/** @import { LoadInfo, Requests, Results, RunEvent, WorkerReply } from './contract.js' */
+
 export { OnepassError };
 export { readManifest } from './loader.js'; // the site's manifest, read before the model loads (the model card)
 export { median } from './harness.js'; // one median for the runtime's timings and the pages' figures
@@ -33,25 +35,31 @@ function lacking(kind, fields) {
 /**
  * The one way a page builds a request of the contract: `fields` with the contract's defaults for those left out,
  * so equal requests are equal (the result cache's key). A field the contract lacks throws.
- * @param {string} kind
- * @param {Object} fields
+ * @template {keyof Requests} K
+ * @param {K} kind
+ * @param {Partial<Requests[K]>} fields
+ * @returns {Requests[K]}
  */
 export function request(kind, fields = {}) {
   const lacks = lacking(kind, fields);
   if (lacks) throw new OnepassError('error', lacks);
   const defaults = Object.entries(CONTRACT.requests[kind].fields).filter(([, value]) => value !== null);
   const given = Object.entries(fields).filter(([, value]) => value !== undefined);
-  return Object.fromEntries([...defaults, ...given]);
+  return /** @type {Requests[K]} */ (Object.fromEntries([...defaults, ...given]));
 }
 
 export class Runtime {
   constructor() {
     this.pending = new Map();
     this.nextId = 1;
+    /** @type {Promise<LoadInfo> | null} */
     this.loaded = null;
+    /** @type {LoadInfo | null} what the loaded model is (null until it is) */
+    this.info = null;
     this.progress = null; // the last {loaded, total, elsewhere}, for panels that start listening mid-download
     this.listeners = new Set();
     this.watchers = new Set(); // progress listeners that stay across failed loads, retries and restarts (the model card)
+    /** @type {Promise<LoadInfo>} */
     this.whenLoaded = new Promise((resolve) => { this.markLoaded = resolve; }); // whichever load succeeds
     // With cross-origin isolation the page can stop Python even inside a loop that never yields (a reader's proposer).
     this.interrupt = self.crossOriginIsolated ? new Int32Array(new SharedArrayBuffer(4)) : null;
@@ -131,7 +139,9 @@ export class Runtime {
     }, Math.min(PING_MS, this.silentMs / 2));
   }
 
+  /** @param {WorkerReply} message */
   receive(message) {
+    if (message.type === 'pong') return; // a sign of life, heard already (start)
     if (message.type === 'fatal') {
       // Python failed for good in the worker (worker.js says why): the worker is replaced. A stack overflow, the
       // reader's own code's doing, is said as such; anything else as any restart.
@@ -153,6 +163,12 @@ export class Runtime {
     }
   }
 
+  /**
+   * @param {string} type
+   * @param {Object} [payload]
+   * @param {((event: RunEvent) => void) | null} [onEvent]
+   * @returns {Promise<*>}
+   */
   request(type, payload = {}, onEvent = null) {
     // The worker runs one run at a time: a run asked for while cancelled ones end (within 2 s) waits for them, rather
     // than being refused as busy (the reader pressed Run on the page they navigated to).
@@ -181,6 +197,9 @@ export class Runtime {
    * the load ends (`elsewhere`: another tab is downloading what this one waits for, loader.js). `threads`
    * overrides the worker's choice (the benchmark). A failed load may be retried, and after a restart the next
    * call loads the model into the new worker.
+   * @param {((loaded: number, total: number, elsewhere: boolean) => void) | null} [onProgress]
+   * @param {number} [threads]
+   * @returns {Promise<LoadInfo>}
    */
   load(onProgress = null, threads = undefined) {
     if (onProgress && !this.info) {
@@ -221,6 +240,11 @@ export class Runtime {
    * untouched; its result (contract.js's types). onEvent gets {type: 'started', tokens} once Python has accepted it,
    * then, for generate, {type: 'pass', pass, text, labels, sent} per pass (text: the output the pass completed).
    * A field the contract lacks is refused here, before anything runs.
+   * @template {keyof Results} K
+   * @param {K} kind
+   * @param {Requests[K]} fields
+   * @param {((event: RunEvent) => void) | null} [onEvent]
+   * @returns {Promise<Results[K]>}
    */
   run(kind, fields, onEvent = null) {
     const lacks = lacking(kind, fields);
@@ -257,6 +281,10 @@ export class Runtime {
     });
   }
 
+  /**
+   * @param {string[]} texts
+   * @returns {Promise<number[][]>} each text's ids
+   */
   tokenize(texts) {
     return this.request('tokenize', { texts });
   }

@@ -5,7 +5,7 @@
  * split across tokens. Each id is mapped to its bytes (GPT-2's byte-to-unicode table, inverted;
  * added tokens are their own UTF-8 text) and the bytes are decoded together, so a character split
  * across tokens decodes whole (an unfinished one as U+FFFD). Streaming a run's text a piece at a time
- * is Python's (py/onepass/panels.py, `Stream`), over this.
+ * is Python's (py/onepass/tokens.py, `Stream`), over this.
  */
 
 /** GPT-2's table: every byte is written as a printable character in tokenizer.json's vocabulary. */

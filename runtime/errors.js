@@ -6,6 +6,11 @@
  * on the far side (`from`).
  */
 export class OnepassError extends Error {
+  /**
+   * @param {string} code
+   * @param {string} message
+   * @param {{retryable?: boolean, detail?: string}} [options]
+   */
   constructor(code, message, { retryable = false, detail } = {}) {
     super(message);
     this.code = code;
@@ -13,7 +18,10 @@ export class OnepassError extends Error {
     if (detail !== undefined) this.detail = detail;
   }
 
-  /** From the plain fields a worker posted: {code, message, retryable, detail?}. */
+  /**
+   * From the plain fields a worker posted: {code, message, retryable, detail?}.
+   * @param {import('./contract.js').ErrorFields} fields
+   */
   static from({ code, message, retryable, detail }) {
     return new OnepassError(code, message, { retryable, detail });
   }

@@ -348,6 +348,9 @@ export function servedFiles(manifest) {
   return [...manifest.files, ...(manifest.draft?.files ?? []).map((file) => ({ ...file, draft: true }))];
 }
 
+/** Where place() puts a file's bytes: anything that takes them, chunk by chunk, at their offsets. */
+/** @typedef {{set(bytes: Uint8Array, offset: number): void}} Filled */
+
 /**
  * Fetch the manifest at `modelUrl` (a folder URL ending in /) and every file it lists (the draft model's too:
  * servedFiles), smallest first.
@@ -360,6 +363,10 @@ export function servedFiles(manifest) {
  * Returns { manifest, files, kept, keptApart } where files maps each file name to what place gave, kept says every
  * chunk is now in the browser's store (none where there is no store), and keptApart counts the downloaded chunks
  * written by the store worker (store-worker.js).
+ * @param {URL} modelUrl
+ * @param {(loaded: number, total: number, elsewhere: boolean) => void} onProgress
+ * @param {(name: string, bytes: Uint8Array) => void} [onFile]
+ * @param {(file: Object, manifest: Object) => Filled | Promise<Filled>} [place]
  */
 export async function loadModel(modelUrl, onProgress, onFile = () => {}, place = (file) => new Uint8Array(file.size)) {
   const manifest = await readManifest(modelUrl);
@@ -409,7 +416,7 @@ export async function loadModel(modelUrl, onProgress, onFile = () => {}, place =
   } finally {
     store?.close(); // the store worker, once every chunk is kept
   }
-  return { manifest, files, kept: Boolean(store), keptApart: store?.handedOver ?? 0 };
+  return { manifest, files, kept: Boolean(store), keptApart: store instanceof FolderStore ? store.handedOver : 0 };
 }
 
 /**

@@ -14,7 +14,7 @@
  *                             each second while another tab downloads what this one needs), the tokenizer's
  *                             bytes as {id, type: 'file', name, bytes} (transferred) as soon as they are here,
  *                             then {manifest, threads, ort, modelFromHeap, chunksKeptApart, modelKept,
- *                             draft, draftAnswers, timings: {ort_start, model_bytes, onnx_session, draft_session?}}
+ *                             draft, draftAnswers, timings: {ortStart, modelBytes, onnxSession, draftSession?}}
  *                             (`draft`: whether the draft model's session was made: the manifest has a `draft`;
  *                             `draftAnswers`: the text of its table of the model's answers, or null)
  *   open {session, kvCache}   | run {session, newIds, start, wantLogits, rowsFrom, hidden} | rollback {session, length}
@@ -30,6 +30,8 @@ import { DraftBridge, OnnxBridge, reply } from './bridge.js';
 import { MODEL_IN_PLACE_OPTIONS, passTimes, positionIndependence, SESSION_OPTIONS, timePasses } from './harness.js';
 import { loadModel } from './loader.js';
 import { heapBlock, heapBytes } from './ort-module.js';
+
+/** @import { LoadModel, ModelLoaded, ModelRequest, ModelTimings } from './contract.js' */
 
 const SITE = new URL('../../../', import.meta.url);
 const MAX_THREADS = 4; // a 0.5B model gains little past four threads, and the page must stay responsive
@@ -62,12 +64,18 @@ function startOrt(threads) {
   return ortStarted;
 }
 
+/**
+ * @param {number} id
+ * @param {LoadModel} message
+ * @returns {Promise<ModelLoaded>}
+ */
 async function load(id, { threads }) {
   const began = performance.now();
+  /** @type {Partial<ModelTimings>} */
   const timings = {};
   // Started first: it runs while the manifest and the tokenizer arrive, and the model's first chunks wait for it.
   const started = startOrt(threads).then(() => {
-    timings.ort_start = (performance.now() - began) / 1000;
+    timings.ortStart = (performance.now() - began) / 1000;
   });
   const onFile = (name, bytes) => {
     if (name === 'tokenizer.json') self.postMessage({ id, type: 'file', name, bytes }, [bytes.buffer]);
@@ -87,7 +95,7 @@ async function load(id, { threads }) {
     block?.free();
     throw err;
   }
-  timings.model_bytes = (performance.now() - began) / 1000;
+  timings.modelBytes = (performance.now() - began) / 1000;
   const sessionBegan = performance.now();
   // From the heap, the session reads the model where its bytes lie, for as long as this worker lives (its block
   // is kept: ort-module.js); from a buffer, ort copies the bytes and the session copies every initializer.
@@ -100,7 +108,7 @@ async function load(id, { threads }) {
     block?.free();
     throw err;
   }
-  timings.onnx_session = (performance.now() - sessionBegan) / 1000;
+  timings.onnxSession = (performance.now() - sessionBegan) / 1000;
   bridge = new OnnxBridge(ort, onnx, model.manifest);
   draft = await draftSession(model, timings);
   return {
@@ -112,7 +120,7 @@ async function load(id, { threads }) {
     modelKept: model.kept,
     draft: Boolean(draft),
     draftAnswers: draft ? answersText(model) : null,
-    timings,
+    timings: /** @type {ModelTimings} */ (timings), // each phase timed by now: the graph's place waited for ort's start
   };
 }
 
@@ -134,7 +142,7 @@ async function draftSession(model, timings) {
   if (!bytes) throw new Error(`the manifest's draft lists no ${name}`);
   const began = performance.now();
   const onnx = await ort.InferenceSession.create(bytes, SESSION_OPTIONS);
-  timings.draft_session = (performance.now() - began) / 1000;
+  timings.draftSession = (performance.now() - began) / 1000;
   return new DraftBridge(ort, onnx, spec, spec.top_k ?? model.manifest.outputs.top_k);
 }
 
@@ -143,13 +151,16 @@ function loaded() {
   return bridge;
 }
 
-/** Each answer is the bridge's or the harness's own, unchanged. */
+/**
+ * Each answer is the bridge's or the harness's own, unchanged.
+ * @type {{[T in Exclude<ModelRequest['type'], 'cancel'>]: (id: number | undefined, message: Extract<ModelRequest, {type: T}>) => *}}
+ */
 const HANDLERS = {
   load,
   open: (id, { session, kvCache }) => loaded().open(kvCache, session),
   run: async (id, { session, newIds, start, wantLogits, rowsFrom, hidden }) => {
     const result = await loaded().run(session, newIds, start, wantLogits, rowsFrom, hidden);
-    result.kv_seconds += cuts.get(session) ?? 0;
+    result.kvSeconds += cuts.get(session) ?? 0;
     cuts.delete(session);
     return result;
   },
@@ -193,6 +204,7 @@ const transfers = (result) => [result?.logits, result?.hidden, result?.feature].
 
 let queue = Promise.resolve();
 
+/** @param {MessageEvent<ModelRequest>} event */
 self.onmessage = ({ data }) => {
   // The page's Cancel reaches a running request between its passes; everything else runs in order.
   if (data.type === 'cancel') {
@@ -201,5 +213,8 @@ self.onmessage = ({ data }) => {
     return;
   }
   // Plain fields only: the worker.js side rebuilds the error, with a LoadError's code and retry.
-  queue = queue.then(() => reply(data.id, () => HANDLERS[data.type](data.id, data), { transfer: transfers }));
+  // Each handler takes its own kind of message (HANDLERS' type): `data` is of the kind its type names.
+  const handler = /** @type {(id: number | undefined, message: ModelRequest) => *} */ (HANDLERS[data.type]);
+  const id = 'id' in data ? data.id : undefined; // a message told, not asked, wants no answer
+  queue = queue.then(() => reply(id, () => handler(id, data), { transfer: transfers }));
 };

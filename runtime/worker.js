@@ -5,9 +5,9 @@
  * can: startPyodide), the session there.
  *
  * A panel's request is one of the contract's kinds (py/onepass/contract.py, here as contract.js: generate, verify,
- * predict, measure, sample, sampleNext, sampleRuns) and is answered in Python, py/onepass/panels.py's `run`: this hands it the
+ * predict, measure, sample, sampleNext, sampleRuns) and is answered in Python, py/onepass/entry.py's `run`: this hands it the
  * request untouched (as JSON), the model and the tokenizer, posts its pass events and returns its result, unchanged
- * (measure's passes are then timed in the model's worker).
+ * (measure's passes are timed in the model's worker, at Python's asking: the bridge's `measure`).
  *
  * Messages in:  {id, type: KIND, request} (KIND one of the contract's, `request` its fields)
  *               | {id, type: 'load', threads?} | {type: 'ping'} (answered with {type: 'pong'} whenever the worker is free)
@@ -27,6 +27,7 @@
  * A generated pass carries `timing` (seconds: model, kv, bridge, python) and its message `sent`, the moment it was
  * posted on the clock page and worker share (performance.timeOrigin + performance.now(), in ms).
  */
+/** @import { LoadInfo, ModelLoaded, ModelReply, PassEvent, WorkerReply } from './contract.js' */
 import { Tokenizer } from '../../../vendor/tokenizers/tokenizers.min.mjs';
 import { loadPyodide } from '../../../vendor/pyodide/pyodide.mjs';
 
@@ -36,7 +37,6 @@ import { ByteDecoder } from './decoder.js';
 import { OnepassError } from './errors.js';
 
 const VENDOR = new URL('../../../vendor/', import.meta.url);
-const MEASURE_WARMUP = 2; // the first passes of a size pay for allocations the later ones reuse
 
 let loading = null; // the promise of the loaded runtime, kept for the visit
 let vendoredList = null; // site/vendor/runtime.json, read once
@@ -44,6 +44,7 @@ let python = null; // Pyodide's start, kept apart so a retried model download do
 let busy = false;
 let interrupt = null; // Pyodide's interrupt buffer, shared with the page when it is cross-origin isolated
 
+/** @param {WorkerReply} message */
 const post = (message) => self.postMessage(message);
 
 /** The build's snapshot of Python (hooks/python_snapshot.py), ungzipped. */
@@ -126,6 +127,7 @@ async function load(id, threads) {
   // Pyodide starts here while the model's worker reads the model's bytes and makes the session.
   ensurePython().catch(() => {}); // if the download fails first, Pyodide's own failure is reported on the retry
   let text = null; // the tokenizer, built while the weights still arrive (it arrives first: it is smaller)
+  /** @param {ModelReply} event */
   const onEvent = (event) => {
     if (event.type === 'progress') {
       const { loaded, total, elsewhere } = event;
@@ -139,6 +141,7 @@ async function load(id, threads) {
   };
   const channel = new WorkerChannel(new Worker(new URL('./model-worker.js', import.meta.url), { type: 'module' }));
   try {
+    /** @type {ModelLoaded} */
     const model = await channel.request('load', { threads }, onEvent);
     return await ready(model, channel, text, runtime, timings, since);
   } catch (err) {
@@ -160,19 +163,23 @@ async function ready(model, channel, text, runtime, timings, since) {
   const waited = performance.now();
   const { pyodide, seconds, fromSnapshot } = await ensurePython();
   timings.pyodide = seconds;
-  timings.pyodide_wait = (performance.now() - waited) / 1000;
+  timings.pyodideWait = (performance.now() - waited) / 1000;
   const bridge = new RemoteBridge(channel);
   const browser = pyodide.pyimport('onepass.backends.browser');
-  const panels = pyodide.pyimport('onepass.panels');
+  const entry = pyodide.pyimport('onepass.entry');
   // The bridge and the tokenizer go to Python as plain JS objects: the algorithms never import `js` or a JS module.
-  const backend = browser.BrowserModel(bridge.module(), JSON.stringify(model.manifest), model.draftAnswers ?? '');
+  // Beside the passes, step 3's: passes timed one after another in the model's worker, with no Python between them.
+  const measure = (ids, sizes, runs, warmup) => channel.request('measure', { ids: ids.toJs(), sizes: sizes.toJs(), runs, warmup });
+  const backend = browser.BrowserModel({ ...bridge.module(), measure }, JSON.stringify(model.manifest),
+    model.draftAnswers ?? '', model.threads);
   const pyTokenizer = browser.BrowserTokenizer({
     encode: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids,
     decode: (ids) => decoder.decode(ids.toJs()),
     pieces: (ids) => ids.toJs().map((id) => decoder.decode([id])), // a pass's labels, in one crossing
   }, backend.clock);
-  const limits = JSON.parse(panels.limits());
+  const limits = JSON.parse(entry.limits());
   timings.total = since();
+  /** @type {LoadInfo} */
   const info = {
     model: model.manifest.model.name,
     identity: model.manifest.identity,
@@ -191,7 +198,7 @@ async function ready(model, channel, text, runtime, timings, since) {
     limits,
     timings,
   };
-  return { pyodide, browser, panels, backend, channel, bridge, tokenizer, decoder, pyTokenizer, limits, info };
+  return { pyodide, browser, entry, backend, channel, bridge, tokenizer, decoder, pyTokenizer, limits, info };
 }
 
 function ensureLoaded(id, threads) {
@@ -202,37 +209,34 @@ function ensureLoaded(id, threads) {
   return loading;
 }
 
-/** Python's JSON answer, or its refusal (contract.Refusal: a limit, the reader's proposer) thrown with its code. */
-function answer(json) {
+/** Python's JSON result, or its refusal (contract.Refusal: a limit, the reader's proposer) thrown with its code. */
+function fromPython(json) {
   const result = JSON.parse(json);
   if (result.error) throw new OnepassError(result.error.code, result.error.message, { retryable: true });
   return result;
 }
 
 /**
- * A request of the contract's `kind`, answered in Python (py/onepass/panels.py's `run`), the request as the page sent
+ * A request of the contract's `kind`, answered in Python (py/onepass/entry.py's `run`), the request as the page sent
  * it: with the model and the tokenizer when the kind needs them (else Python alone), each pass's event posted as it
  * comes, and 'started' once Python has accepted the request (the page's clock starts then).
  */
-async function answered(id, kind, request) {
+async function inPython(id, kind, request) {
   const { kind: name, model } = CONTRACT.requests[kind];
   const rt = model ? await ensureLoaded(id) : null;
-  const panels = rt?.panels ?? (await ensurePython()).pyodide.pyimport('onepass.panels');
-  const onPass = (json) => post({ id, type: 'pass', ...JSON.parse(json), sent: performance.timeOrigin + performance.now() });
+  const entry = rt?.entry ?? (await ensurePython()).pyodide.pyimport('onepass.entry');
+  const onPass = (json) => {
+    /** @type {PassEvent} */
+    const event = JSON.parse(json);
+    post({ id, type: 'pass', ...event, sent: performance.timeOrigin + performance.now() });
+  };
   const started = (tokens) => post({ id, type: 'started', tokens });
   if (rt) rt.bridge.cancelled = false;
   try {
-    const result = answer(await panels.run(name, JSON.stringify(request), rt?.backend, rt?.pyTokenizer, onPass, started));
-    return kind === 'measure' ? await measure(rt, result) : result;
+    return fromPython(await entry.run(name, JSON.stringify(request), rt?.backend, rt?.pyTokenizer, onPass, started));
   } finally {
     rt?.bridge.closeAll();
   }
-}
-
-/** Step 3's measurement, checked in Python: median ms of one pass (fresh, KV cache on) over the first n ids, per size. */
-async function measure(rt, { ids, sizes, runs }) {
-  const ms = await rt.channel.request('measure', { ids, sizes, runs, warmup: MEASURE_WARMUP });
-  return { ms, runs, threads: rt.info.threads };
 }
 
 /** The harness's pass times (ms, in JS), and the Python bridge's cost per pass. */
@@ -260,9 +264,9 @@ const HANDLERS = {
   // The contract's requests: one that needs the model takes the worker, one that does not (step 6's presets) runs
   // whenever asked (a stop meant for a run must not stop it).
   ...Object.fromEntries(Object.entries(CONTRACT.requests).map(([kind, { model }]) => [kind, (id, { request }) => {
-    if (model) return exclusive(() => answered(id, kind, request));
+    if (model) return exclusive(() => inPython(id, kind, request));
     if (interrupt && !busy) interrupt[0] = 0;
-    return answered(id, kind, request);
+    return inPython(id, kind, request);
   }])),
   load: async (id, message) => (await ensureLoaded(id, message.threads)).info,
   tokenize: async (id, { texts }) => {
@@ -271,16 +275,16 @@ const HANDLERS = {
   },
   decode: async (id, { ids }) => {
     const rt = await ensureLoaded(id);
-    // Streamed as a run streams its text, by Python's Stream (py/onepass/panels.py).
-    return answer(rt.panels.pieces(rt.pyTokenizer, ids));
+    // Streamed as a run streams its text, by Python's Stream (py/onepass/tokens.py).
+    return fromPython(rt.entry.pieces(rt.pyTokenizer, ids));
   },
   python: async () => ({ python: (await ensurePython()).pyodide.version }),
   hold: async (id, { lock }) => {
     // The lock is released only when this worker ends, however it ends (self.close() fires no error event).
-    await new Promise((held) => navigator.locks.request(lock, () => {
+    await /** @type {Promise<void>} */ (new Promise((held) => navigator.locks.request(lock, () => {
       held();
       return new Promise(() => {});
-    }));
+    })));
     return { held: lock };
   },
   interrupt: async (id, { buffer }) => {

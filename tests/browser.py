@@ -25,6 +25,13 @@ def tiny_site(tiny_export, tiny_draft, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def real_site(real_export, tmp_path_factory) -> Path:
+    """The site with the real model (no draft), in 50 MB chunks: built once (half a minute) for every test of it. A
+    test that serves it points its sitemap at its own server; none writes anything else into it."""
+    return build_site(real_export, tmp_path_factory.mktemp("real_site") / "site", chunk_mb="50")
+
+
+@pytest.fixture(scope="session")
 def tiny_site_without_draft(tiny_export, tmp_path_factory) -> Path:
     """The site of a model for which no draft could be built."""
     return build_site(tiny_export, tmp_path_factory.mktemp("tiny_site_without_draft") / "site")

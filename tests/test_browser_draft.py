@@ -70,11 +70,11 @@ def test_drafted_with_the_draft_model_equals_greedy_on_many_prompts(page, tiny_s
         assert run["tokens"] == reference["tokens"], text
         copied = [p for p in events if p["copied"]]
         assert run["draft"]["copies"] == len(copied)
-        assert all(p["draft_passes"] == 0 for p in copied)
+        assert all(p["draftPasses"] == 0 for p in copied)
         # Each copy carries the match it copied from, as step 5's passes do (a pair: COPY_NGRAMS); no other pass does.
         assert all(p["match"]["n"] == 2 == len(p["match"]["ngram"]) for p in copied)
         assert not any("match" in p for p in events if not p["copied"])
-        assert run["draft"]["copied_tokens"] == sum(p["accepted"] for p in copied)
+        assert run["draft"]["copiedTokens"] == sum(p["accepted"] for p in copied)
         if run["draft"]["acceptance"]:
             assert run["draft"]["acceptance"][0]["reached"] == sum(1 for p in events if p["draft"] and not p["copied"])
 
@@ -98,10 +98,10 @@ def test_copy_first_copies_from_the_models_answers_in_the_tab(page, answers_serv
         for gamma, kv_cache in [(2, True), (1, False)]:
             run, events = generate_with_events(page, text=text, mode="lookup+draft", gamma=gamma, kvCache=kv_cache)
             assert run["tokens"] == reference["tokens"], (text, gamma, kv_cache)
-            answered = [p for p in events if p.get("answers")]
+            answered = [p for p in events if p.get("fromAnswers")]
             # A copy from the answers: no small pass, no match in the text, counted apart from the text's copies.
-            assert all(p["copied"] and p["draft_passes"] == 0 and "match" not in p for p in answered)
-            assert run["draft"]["answers"] == len(answered) <= run["draft"]["copies"]
+            assert all(p["copied"] and p["draftPasses"] == 0 and "match" not in p for p in answered)
+            assert run["draft"]["fromAnswers"] == len(answered) <= run["draft"]["copies"]
             from_answers += len(answered)
     assert from_answers > 0
 
@@ -118,13 +118,13 @@ def test_the_baseline_in_the_same_request_gives_c_and_the_measured_speed_up(page
     drafted = [m for m in passes if not m.get("baseline")]
     assert len(drafted) == result["totals"]["passes"]
     assert len(passes) - len(drafted) == result["baseline"]["totals"]["passes"] == 10
-    assert sum(m["pass"]["draft_passes"] for m in drafted) == result["draft"]["passes"]
+    assert sum(m["pass"]["draftPasses"] for m in drafted) == result["draft"]["passes"]
     baseline = result["baseline"]
     assert baseline["identical"] is True and baseline["tokens"] == result["tokens"]
-    assert baseline["wall_seconds"] > 0 and result["wall_seconds"] > 0 and baseline["speedup"] > 0
+    assert baseline["wallSeconds"] > 0 and result["wallSeconds"] > 0 and baseline["speedup"] > 0
     figures = result["draft"]
     assert figures["c"] > 0 and 0 <= figures["alpha"] <= 1 and figures["predicted"] > 0
-    assert 0 <= figures["best_gamma"] <= 20
+    assert 0 <= figures["bestGamma"] <= 20
 
 
 def test_bad_input_is_refused_in_plain_words(page, tiny_server):
@@ -237,7 +237,7 @@ def test_the_sampling_panel_offers_the_real_pair(page, tiny_server):
     result = page.evaluate("() => window.onepass().run('sampleNext', {text: 'The capital of France is', draft: 'model', "
                            "draws: 10000, seed: 2})")
     assert result["draft"] == "model" and abs(sum(result["q"]) - 1) < 1e-6 and result["draws"] == 10_000
-    assert result["verdict"]["p_value"] > 0.001, result["verdict"]
+    assert result["verdict"]["pValue"] > 0.001, result["verdict"]
 
 
 RUNS = 2_000  # issue 25: at least 2,000 runs of each kind in Chromium
@@ -256,11 +256,11 @@ def test_drafted_sampling_follows_plain_sampling_over_whole_runs_in_chromium(pag
     page.evaluate("() => { window.onepass().silentMs = 1_200_000; }")  # one request runs them all, without a pass event
     right = whole_runs(page, "speculative", RUNS, 1)
     assert sum(right["plain"].values()) == sum(right["drafted"].values()) == RUNS
-    assert right["drafted_tokens"] > 0 and right["draft_passes"] > 0
-    assert right["verdict"]["dof"] > 10 and right["verdict"]["p_value"] > 0.01, right["verdict"]
+    assert right["draftedTokens"] > 0 and right["draftPasses"] > 0
+    assert right["verdict"]["dof"] > 10 and right["verdict"]["pValue"] > 0.01, right["verdict"]
     # The same two samples, tested natively: the worker's verdict is the test's.
-    assert two_samples(right["plain"], right["drafted"]).p_value == pytest.approx(right["verdict"]["p_value"])
+    assert two_samples(right["plain"], right["drafted"])["p_value"] == pytest.approx(right["verdict"]["pValue"])
     print(f"\nwhole runs in Chromium: {RUNS} + {RUNS} in {right['seconds']:.1f} s, verdict {right['verdict']}")
     wrong = whole_runs(page, "always accept", RUNS, 3)
-    assert wrong["verdict"]["p_value"] < 1e-6, wrong["verdict"]
+    assert wrong["verdict"]["pValue"] < 1e-6, wrong["verdict"]
     print(f"always accept: {RUNS} + {RUNS} in {wrong['seconds']:.1f} s, verdict {wrong['verdict']}")

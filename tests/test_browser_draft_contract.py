@@ -6,7 +6,7 @@ tests/test_browser_draft.py runs the same entry points in the worker over the ti
 import asyncio
 import json
 
-from onepass import panels
+from onepass import entry
 from onepass.backends.toy import ToyDraft, ToyModel
 from onepass.greedy import greedy
 from onepass.speedup import MAX_GAMMA, speedup
@@ -25,7 +25,7 @@ def toy(error_rate: float = 0.0) -> ToyModel:
 
 def run(kind: str, request: dict, model, events: list | None = None) -> dict:
     on_pass = (lambda event: events.append(json.loads(event))) if events is not None else (lambda event: None)
-    return json.loads(asyncio.run(panels.run(kind, json.dumps(request), model, Bytes(), on_pass)))
+    return json.loads(asyncio.run(entry.run(kind, json.dumps(request), model, Bytes(), on_pass)))
 
 
 def test_a_draft_run_with_its_baseline_reports_its_rounds_alpha_c_and_the_prediction():
@@ -35,17 +35,17 @@ def test_a_draft_run_with_its_baseline_reports_its_rounds_alpha_c_and_the_predic
     assert result["tokens"] == reference.tokens == result["baseline"]["tokens"] and result["baseline"]["identical"]
     drafted = [event for event in events if not event.get("baseline")]
     assert len(drafted) == result["totals"]["passes"] and len(events) - len(drafted) == 20
-    assert drafted[0]["pass"]["draft_passes"] == 0  # the first pass reads the text: nothing to draft from yet
+    assert drafted[0]["pass"]["draftPasses"] == 0  # the first pass reads the text: nothing to draft from yet
     figures = result["draft"]
-    assert sum(event["pass"]["draft_passes"] for event in drafted) == figures["passes"] > 0
+    assert sum(event["pass"]["draftPasses"] for event in drafted) == figures["passes"] > 0
     # The toy's draft knows the toy: every reached position is accepted, and its small passes take no time.
     assert figures["alpha"] == 1.0 and all(row["alpha"] == 1.0 for row in figures["acceptance"])
     assert figures["c"] == 0.0 and figures["predicted"] == speedup(1.0, 3, 0.0) == 4.0
-    assert figures["best_gamma"] == MAX_GAMMA and result["wall_seconds"] > 0 and result["baseline"]["speedup"] > 0
+    assert figures["bestGamma"] == MAX_GAMMA and result["wallSeconds"] > 0 and result["baseline"]["speedup"] > 0
 
 
 def test_a_model_s_first_timed_comparison_is_warmed_up_once_unshown_and_uncounted():
-    """Before a model's first run with a baseline, a few tokens of each run go through it untimed (panels.warm_up:
+    """Before a model's first run with a baseline, a few tokens of each run go through it untimed (generation.warm_up:
     a tab's first passes of each shape are slower); nothing of them reaches the events, the figures or the wall
     clock, and the next request does not warm up again."""
     model, events = toy(), []
@@ -80,7 +80,7 @@ def counted(function):
 def test_a_draft_run_without_its_baseline_has_no_c():
     result = run("generate", {"text": "abcabc", "mode": "draft", "maxNew": 8}, toy(error_rate=1.0))
     assert "baseline" not in result and result["draft"]["alpha"] == 0.0
-    assert result["draft"]["c"] is result["draft"]["predicted"] is result["draft"]["best_gamma"] is None
+    assert result["draft"]["c"] is result["draft"]["predicted"] is result["draft"]["bestGamma"] is None
 
 
 def test_no_draft_and_bad_draft_lengths_are_refused_in_plain_words():
@@ -106,11 +106,11 @@ def test_whole_runs_follow_plain_sampling_with_the_rule():
     """The wrong rule's failure needs a draft whose q is far from p: the tiny export's (tests/test_browser_draft.py);
     the toy's flattened q is too close to its p for a few thousand runs to tell. Here: that the rule is the one asked."""
     right = run("sample_runs", {"text": "abcab", "runs": 3000, "seed": 1}, toy(error_rate=0.3))
-    assert sum(right["plain"].values()) == sum(right["drafted"].values()) == 3000 and right["drafted_tokens"] > 0
-    assert right["verdict"]["dof"] > 10 and right["verdict"]["p_value"] > 0.01, right["verdict"]
-    assert right["accepted"] < right["drafted_tokens"]
+    assert sum(right["plain"].values()) == sum(right["drafted"].values()) == 3000 and right["draftedTokens"] > 0
+    assert right["verdict"]["dof"] > 10 and right["verdict"]["pValue"] > 0.01, right["verdict"]
+    assert right["accepted"] < right["draftedTokens"]
     wrong = run("sample_runs", {"text": "abcab", "runs": 200, "seed": 2, "rule": "always accept"}, toy(error_rate=0.3))
-    assert wrong["accepted"] == wrong["drafted_tokens"] > 0 and wrong["rule"] == "always accept"
+    assert wrong["accepted"] == wrong["draftedTokens"] > 0 and wrong["rule"] == "always accept"
 
 
 def test_the_real_pair_is_the_draft_model_s_q_after_the_same_text():

@@ -43,8 +43,8 @@ def test_the_real_draft_in_the_tab_writes_one_at_a_time_s_text(real_draft_page, 
         accepted += sum(row["accepted"] for row in figures["acceptance"])
         passes += figures["passes"]
         draft_seconds += figures["seconds"]
-        drafted_wall += result["wall_seconds"]
-        greedy_wall += result["baseline"]["wall_seconds"]
+        drafted_wall += result["wallSeconds"]
+        greedy_wall += result["baseline"]["wallSeconds"]
         if figures["alpha"] is not None and figures["c"] is not None:
             print(f"{mode} γ={gamma} {text[:30]!r}: α={figures['alpha']:.2f} c={figures['c']:.3f} "
                   f"speed-up {result['baseline']['speedup']:.2f}× (predicted {figures['predicted']:.2f}×), "

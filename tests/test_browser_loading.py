@@ -362,8 +362,10 @@ def test_a_tab_waiting_for_another_tabs_download_says_so_and_its_run_is_not_take
                 first.wait_for_timeout(50)  # not time.sleep: the pages' requests pass through this process's routes
             assert DroppingHandler.times, "the first tab never asked for a chunk"
             open_page(second, server)
-            second.evaluate("""() => {
+            # Python started first: a busy machine may take more than 3 s to start it, a wait this test is not about.
+            second.evaluate("""async () => {
                 const rt = window.onepass();
+                await rt.python();
                 rt.silentMs = 3000;
                 window.ran = rt.run('generate', {text: 'one two', maxNew: 2}).then(() => 'ran', (e) => e.code);
             }""")

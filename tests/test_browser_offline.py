@@ -123,26 +123,29 @@ def go(page, heading: str) -> None:
     page.wait_for_function("(t) => document.querySelector('article h1')?.textContent.trim() === t", arg=heading)
 
 
-def references(chromium, url: str) -> dict[str, str]:
-    """Each of the three panels' text, run live online in a profile of its own."""
+def references(chromium, url: str, paths) -> dict[str, str]:
+    """The text of the panels on ``paths``, run live online in a profile of its own."""
+    if not paths:
+        return {}
     context, page, outside = offline_page(chromium)
     page.set_default_timeout(LOAD_TIMEOUT_MS)
     try:
-        return {path: run_panel(page, url, path) for path in RUNS}
+        return {path: run_panel(page, url, path) for path in paths}
     finally:
         context.close()
         assert outside == [], f"the page requested addresses outside localhost: {outside}"
 
 
-def first_visit_then_offline(chromium, site, first: str) -> None:
+def first_visit_then_offline(chromium, site, first: str, panels=tuple(RUNS)) -> None:
     """A new reader opens copy-and-check/ and agrees to the download there, on a page the service worker does not
     control yet; `first` is "run" (they also run the model there) or "agree" (they only wait for it to load). The
     model card then says this browser is ready offline. Offline, in a new tab: reload, a page by address, a page by
-    link, and the three model panels live, with the text they gave online."""
+    link, and the model panels on `panels` live, with the text they gave online (the first visit's own run, or a run
+    in a profile of its own)."""
     server = Server(site)
     point_sitemap_at(site, server.url)
     url = server.url
-    expected = references(chromium, url)
+    expected = references(chromium, url, [path for path in panels if first != "run" or path != "copy-and-check/"])
     context, page, outside = offline_page(chromium, consent=False)
     page.set_default_timeout(LOAD_TIMEOUT_MS)
     errors = []
@@ -156,7 +159,7 @@ def first_visit_then_offline(chromium, site, first: str) -> None:
             kind, button, output = RUNS["copy-and-check/"]
             page.locator(f"[data-onepass-panel={kind}] {button}").first.click()
             page.wait_for_selector(f"[data-onepass-panel={kind}][data-identical]", timeout=RUN_MS)
-            assert page.locator(output).first.inner_text() == expected["copy-and-check/"]
+            expected["copy-and-check/"] = page.locator(output).first.inner_text()
         page.wait_for_selector(f"{card}[data-offline]", timeout=120_000)
         offline_note = page.locator(f"{card} .onepass-card-offline").inner_text()
         assert page.get_attribute(card, "data-offline") == "ready", offline_note
@@ -189,8 +192,10 @@ def test_after_a_real_first_visit_the_model_runs_offline(chromium, tiny_export, 
     first_visit_then_offline(chromium, build_site(tiny_export, tmp_path / "site", draft_dir=tiny_draft), first)
 
 
-def test_after_a_real_first_visit_the_real_model_runs_offline(chromium, real_export, tmp_path):
-    first_visit_then_offline(chromium, build_site(real_export, tmp_path / "site", chunk_mb="50"), "run")
+def test_after_a_real_first_visit_the_real_model_runs_offline(chromium, real_site):
+    # One panel: each of the others would load the real model once more online and once offline (the tiny model's
+    # tests run all three).
+    first_visit_then_offline(chromium, real_site, "run", panels=("copy-and-check/",))
 
 
 def new_model(export, folder):

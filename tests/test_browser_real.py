@@ -1,7 +1,7 @@
 """The lesson's claim on the real model, in Chromium: drafted == greedy and KV cache on == off.
 
 Every mode (prompt lookup, a reader's guess, a random draft; cache on and off)
-must give the browser's own greedy text, token for token, on 20 prompts.
+must give the browser's own greedy text, token for token, on 8 prompts (20 with ``ONEPASS_SWEEPS=1``).
 WASM and native kernels may differ in the last bits, so the reference is the
 browser's greedy run; the agreement with native onnxruntime is printed as a figure
 (``pytest -s``), not asserted. ``ONEPASS_SKIP_REAL=1`` skips this module.
@@ -17,18 +17,19 @@ import pytest
 from model_export.check import cases
 from onepass.backends.native import NativeModel
 from onepass.backends.tokenizer import NativeTokenizer
-from tests.browser import build_site, loaded_page
+from tests.browser import loaded_page
+from tests.conftest import sweep
 
 pytest_plugins = ["tests.browser"]
 
-PROMPTS = json.loads((Path(__file__).parent / "data" / "prompts.json").read_text())[:20]
+PROMPTS = json.loads((Path(__file__).parent / "data" / "prompts.json").read_text())[:sweep(8, 20)]
 MAX_NEW = 8
 MODES = [("greedy", False), ("lookup", True), ("lookup", False), ("guess", True), ("random", True), ("random", False)]
 
 
 @pytest.fixture(scope="module")
-def real_page(real_export, chromium, tmp_path_factory):
-    with loaded_page(chromium, build_site(real_export, tmp_path_factory.mktemp("real_site") / "site", chunk_mb="50")) as page:
+def real_page(real_site, chromium):
+    with loaded_page(chromium, real_site) as page:
         yield page
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hooks import panels as panels_hook
-from onepass import contract, panels
-from onepass.backends.toy import ToyModel
+from hooks import contract as contract_hook
+from onepass import contract, entry
+from onepass.backends.toy import ToyDraft, ToyModel
 from onepass.contract import ERRORS, REQUESTS, RESULTS, PassEvent, keys, wire
 from onepass.editable import DEFAULT_SOURCE
 
@@ -92,16 +92,16 @@ def test_the_field_check_itself_finds_a_field_the_contract_lacks():
 
 def test_a_field_the_contract_lacks_is_refused_in_python_too():
     model = ToyModel(vocab_size=256, eos_ids=frozenset({0}))
-    answer = json.loads(asyncio.run(panels.run("generate", json.dumps({"text": "ab", "maxnew": 3}), model, Bytes(), print)))
+    answer = json.loads(asyncio.run(entry.run("generate", json.dumps({"text": "ab", "maxnew": 3}), model, Bytes(), print)))
     assert answer["error"]["code"] == "input" and "'maxnew'" in answer["error"]["message"]
-    assert json.loads(asyncio.run(panels.run("nonsense", "{}", model, Bytes(), print)))["error"]["code"] == "input"
+    assert json.loads(asyncio.run(entry.run("nonsense", "{}", model, Bytes(), print)))["error"]["code"] == "input"
 
 
 def test_python_answers_carry_what_the_contract_says():
     model, tokenizer = ToyModel(vocab_size=256, eos_ids=frozenset({0}), seed=3), Bytes()
 
     def run(kind, request, on_pass=print):
-        return json.loads(asyncio.run(panels.run(kind, json.dumps(request), model, tokenizer, on_pass)))
+        return json.loads(asyncio.run(entry.run(kind, json.dumps(request), model, tokenizer, on_pass)))
 
     events = []
     result = run("generate", {"text": "abab", "mode": "lookup", "maxNew": 8, "proposer": DEFAULT_SOURCE},
@@ -120,8 +120,30 @@ def test_python_answers_carry_what_the_contract_says():
 
 def answers_by_contract(answer: dict, typed: type) -> bool:
     """``answer`` has every key ``typed`` requires, and none it lacks (its NotRequired ones may be left out)."""
-    required = {name.removesuffix("_") for name in typed.__required_keys__}
+    required = {wire(name) for name in typed.__required_keys__}
     return required <= set(answer) <= keys(typed)
+
+
+def test_every_result_and_event_is_sent_in_the_requests_casing():
+    """A result's keys, and those of what it holds, are camelCase on the wire as a request's fields are; Python's
+    names are snake_case, converted once (``contract.on_wire``). Only data keeps its keys (labels by id, counts)."""
+    model, tokenizer = ToyModel(vocab_size=256, eos_ids=frozenset({0}), seed=3), Bytes()
+    model.draft = ToyDraft(model)
+    events = []
+    request = {"text": "abcabc", "mode": "lookup+draft", "maxNew": 12, "baseline": True, "adaptive": True}
+    result = json.loads(asyncio.run(entry.run("generate", json.dumps(request), model, tokenizer,
+                                              lambda event: events.append(json.loads(event)))))
+    sample = json.loads(asyncio.run(entry.run("sample", json.dumps({"p": [1, 2], "q": [2, 1], "draws": 100}), None, None,
+                                              print)))
+    snake = [key for answer in (result, sample, *events) for key in all_keys(answer) if "_" in key]
+    assert not snake and "wallSeconds" in result and "pValue" in sample["verdict"], snake
+    assert "tokensPerDraft" in result["draft"]["policy"] and "topkIds" in keys(RESULTS["predict"])
+
+
+def all_keys(value) -> list[str]:
+    if isinstance(value, dict):
+        return [*value, *(key for item in value.values() for key in all_keys(item))]
+    return [key for item in value for key in all_keys(item)] if isinstance(value, list) else []
 
 
 def test_every_error_code_the_runtime_or_python_raises_is_the_contract_s():
@@ -144,8 +166,9 @@ def test_a_request_has_its_defaults_and_wire_names(kind):
 
 
 def test_the_build_writes_the_contract_for_javascript(tmp_path):
-    panels_hook.on_post_build({"site_dir": str(tmp_path)})
+    contract_hook.on_post_build({"site_dir": str(tmp_path)})
     module = (tmp_path / "assets" / "onepass" / "runtime" / "contract.js").read_text()
     assert json.loads(module.split("export const CONTRACT = ", 1)[1].rstrip().removesuffix(";")) == contract.described()
     assert " * @typedef {Object} GenerateRequest" in module and " * @property {number} [maxNew]" in module
     assert " * @property {string} text" in module and " * @property {PassRow} pass" in module
+    assert " * @property {number} wallSeconds" in module and " * @property {string} promptText" in module

@@ -13,7 +13,7 @@ from benchmarks.draft_variants import Medusa, WindowEagle, answer_chunks
 from draft.heads import Eagle, Readout
 from draft.instructions import instructions, library_instructions
 from draft.simulate import Acceptance, acceptance, module_step, window_draft
-from onepass.panels import DEFAULTS
+from onepass.defaults import DEFAULTS
 
 BENCHMARK = Path(__file__).parent.parent / "benchmarks" / "draft_prompts.json"
 VOCAB, D = 50, 16

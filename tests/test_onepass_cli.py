@@ -22,6 +22,8 @@ def test_missing_model_folder_is_a_clear_error(tmp_path):
     (["run", "--text", "   "], "--text is empty"),
     (["run", "--text", "Hi", "--mode", "guess"], "needs --guess"),
     (["run", "--text", "Hi", "--max-new", "0"], "at least 1"),
+    # run is the pages' generation (generation.py): the pages' limits hold here too.
+    (["run", "--text", "Hi", "--max-new", "300"], "from 1 to 256"),
     (["exactness", "--prompts", "missing.json"], "cannot read prompts"),
     (["exactness", "--prompts", "{prompts}", "--proposers", "psychic"], "unknown proposers"),
     (["exactness", "--prompts", "{prompts}", "--cache", "maybe"], "--cache takes"),

@@ -15,10 +15,13 @@ from onepass.backends.native import DraftUnavailable, NativeDraft, NativeModel
 from onepass.chisquare import two_samples
 from onepass.cli import main
 from onepass.exactness import compare, summarize
-from tests.conftest import first_tokens, ids_of, with_own_answers
+from tests.conftest import first_tokens, ids_of, sweep, with_own_answers
 
 PROMPTS = ["The capital of France is", "def add(a, b):\n    return", "Once upon a time there was", "1, 2, 3,"]
-RUNS = 10_000  # issue 25: at least 10,000 runs of each kind natively on the tiny model
+# Issue 25: at least 10,000 runs of each kind natively on the tiny model, with ONEPASS_SWEEPS=1 (4,000 in CI); a rule
+# that accepts every drafted token is caught on 2,000 either way.
+RUNS = sweep(4_000, 10_000)
+WRONG_RUNS = 2_000
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +80,7 @@ def test_the_command_line_drafts_with_it(tiny_export, tiny_draft, capsys, tmp_pa
 
 @pytest.mark.slow
 def test_drafted_sampling_follows_plain_sampling_over_whole_runs(tiny_export, tiny_draft):
-    """The first three tokens of 10,000 runs each: drafted with the tiny draft's real q, and plain; then the
+    """The first three tokens of ``RUNS`` runs each: drafted with the tiny draft's real q, and plain; then the
     same test with a rule that accepts every drafted token must fail (2,000 runs are plenty for that). One
     thread each: the tiny passes are too small to share."""
     model = NativeModel(tiny_export, threads=1)
@@ -86,9 +89,9 @@ def test_drafted_sampling_follows_plain_sampling_over_whole_runs(tiny_export, ti
     plain = first_tokens(model, prompt, draft, RUNS, 1, drafted=False)
     drafted = first_tokens(model, prompt, draft, RUNS, 2, drafted=True)
     verdict = two_samples(plain, drafted)
-    assert verdict.dof > 20 and verdict.p_value > 0.01, verdict
-    wrong = first_tokens(model, prompt, draft, RUNS // 5, 3, drafted=True, rule=lambda p, q, u: True)
-    assert two_samples(plain, wrong).p_value < 1e-6
+    assert verdict["dof"] > 20 and verdict["p_value"] > 0.01, verdict
+    wrong = first_tokens(model, prompt, draft, WRONG_RUNS, 3, drafted=True, rule=lambda p, q, u: True)
+    assert two_samples(plain, wrong)["p_value"] < 1e-6
 
 
 def test_copy_first_copies_from_the_models_own_answers(tiny_model, tiny_export, tiny_draft, tmp_path):

@@ -60,5 +60,5 @@ def test_drafted_sampling_follows_plain_sampling_on_the_real_pair(real_export, r
     wrong = two_samples(plain, first_tokens(model, prompt, draft, RUNS // 4, 3, drafted=True,
                                             rule=lambda p, q, u: True))
     print(f"right rule: {verdict}; always accept: {wrong}")
-    assert verdict.dof > 20 and verdict.p_value > 0.01, verdict
-    assert wrong.p_value < 1e-6, wrong
+    assert verdict["dof"] > 20 and verdict["p_value"] > 0.01, verdict
+    assert wrong["p_value"] < 1e-6, wrong

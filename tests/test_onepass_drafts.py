@@ -6,7 +6,7 @@ import json
 import pytest
 
 from onepass.backends.tokenizer import NativeTokenizer
-from onepass.panels import sample_next
+from onepass.entry import sample_next
 from onepass.drafts import DRAFTS, draft, target
 
 P = target([0.5, 0.25, 0.1])  # the top three, and "other" = 0.15

@@ -1,6 +1,6 @@
 """Every request the page can send is bounded before its first pass, and refused in plain words over a limit.
 
-The panels' entry points (``panels.py``) run here natively, over a byte
+The entry points (``entry.py``) run here natively, over a byte
 tokenizer (one id per UTF-8 byte) and a counting model: a pure-Python stand-in behind the seam whose next token is a
 fixed function of the text, and which records how many tokens each pass read.
 It keeps the maximal requests cheap (a real 1,280-token pass writes 780 MB of
@@ -16,7 +16,7 @@ from onepass.drafted import drafted
 from onepass.editable import check_draft, compile_proposer
 from onepass.greedy import greedy
 from onepass.limits import MAX_CHARACTERS, MAX_NEW_TOKENS, MAX_PASS_TOKENS, MAX_PROMPT_TOKENS, check_max_new
-from onepass.panels import generate, measure, predict, verify
+from onepass.entry import generate, measure, predict, verify
 from onepass.seam import Facts, Pass
 
 VOCAB = 1000
@@ -29,9 +29,16 @@ class CountingModel:
     def __init__(self):
         self.facts = Facts(name="counting", eos_ids=frozenset({EOS}), vocab_size=VOCAB, top_k=1)
         self.widths: list[int] = []
+        self.timed: list[tuple] = []  # what step 3's measurement asked to time
+        self.threads = 3
 
     def session(self, kv_cache: bool = True):
         return CountingSession(self, kv_cache)
+
+    async def time_passes(self, ids, sizes, runs, warmup):
+        """As the browser's model times them (in the model's worker): here each size's width, in ms."""
+        self.timed.append((ids, sizes, runs))
+        return {str(size): float(size) for size in sizes}
 
 
 class CountingSession:
@@ -168,7 +175,10 @@ def test_a_text_must_be_text_and_step_3_measures_checked_ids():
     request = {"text": "one two", "mode": "custom", "kvCache": True, "maxNew": 4, "proposer": 1}
     assert run(generate(model, tokenizer, request, print))["error"]["message"] == "the proposer must be Python source text"
     assert run(verify(model, tokenizer, {"text": 12, "guess": "x"}))["error"]["message"] == "the text must be text"
-    assert json.loads(measure(tokenizer, {"text": "x" * (MAX_CHARACTERS + 1), "sizes": [1]}))["error"]["code"] == "input"
-    # A short text is repeated until it fills the largest pass.
-    assert json.loads(measure(tokenizer, {"text": "ab", "sizes": [1, 5]})) == {"ids": [97, 98] * 4, "sizes": [1, 5], "runs": 5}
-    assert "from 1 to 20" in json.loads(measure(tokenizer, {"text": "ab", "sizes": [5], "runs": 1e6}))["error"]["message"]
+    assert run(measure(model, tokenizer, {"text": "x" * (MAX_CHARACTERS + 1), "sizes": [1]}))["error"]["code"] == "input"
+    # A short text is repeated until it fills the largest pass; the model times the passes, Python shapes the answer.
+    assert run(measure(model, tokenizer, {"text": "ab", "sizes": [1, 5]})) == {"ms": {"1": 1.0, "5": 5.0}, "runs": 5,
+                                                                              "threads": 3}
+    assert model.timed == [([97, 98, 97, 98, 97], [1, 5], 5)]
+    assert "from 1 to 20" in run(measure(model, tokenizer, {"text": "ab", "sizes": [5], "runs": 1e6}))["error"]["message"]
+    assert len(model.timed) == 1 and model.widths == []  # a refused measurement times nothing

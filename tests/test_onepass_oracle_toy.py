@@ -92,7 +92,7 @@ def test_all_at_once_is_one_fresh_pass():
     model = ToyModel()
     ids = [3, 1, 4, 1, 5, 9, 2, 6]
     predictions = asyncio.run(all_at_once(model, ids))
-    assert predictions.argmax == asyncio.run(greedy_rows(model, ids))
+    assert predictions["argmax"] == asyncio.run(greedy_rows(model, ids))
 
 
 async def greedy_rows(model, ids):

@@ -12,14 +12,16 @@ import random
 
 import pytest
 
-from hooks import panels as panels_hook
+from hooks import contract as contract_hook
 from onepass.backends.toy import ToyModel
 from onepass.chisquare import chi_square, upper_tail
 from onepass.editable import DEFAULT_SOURCE, ProposerError, compile_proposer
 from onepass.examples import EXAMPLES, chat
 from onepass.greedy import greedy
 from onepass.lookup import prompt_lookup
-from onepass.panels import DEFAULTS, Stream, generate, labels, pieces, predict, sample, verify
+from onepass.defaults import DEFAULTS
+from onepass.entry import generate, pieces, predict, sample, verify
+from onepass.tokens import Stream, labels
 
 VOCAB = 100
 EURO = "\u20ac"  # three bytes in UTF-8: a character split across three byte tokens
@@ -91,7 +93,7 @@ def test_verify_and_predict_return_the_panels_shapes():
     assert checked["pass"]["draft"] == [100, 101] and checked["text"] == tokenizer.decode(checked["pass"]["added"])
     predicted = answer(predict(model, tokenizer, {"text": "abc"}))
     assert predicted["ids"] == [97, 98, 99]
-    assert set(predicted["labels"]) == {str(t) for t in predicted["ids"] + sum(predicted["topk_ids"], [])}
+    assert set(predicted["labels"]) == {str(t) for t in predicted["ids"] + sum(predicted["topkIds"], [])}
 
 
 def test_the_defaults_are_the_lessons_and_reach_the_pages_as_a_module(tmp_path):
@@ -100,7 +102,7 @@ def test_the_defaults_are_the_lessons_and_reach_the_pages_as_a_module(tmp_path):
     assert DEFAULTS["guess"]["guess"] == " Berlin." and DEFAULTS["guess"]["continuationTokens"] == 6
     assert DEFAULTS["lookup"]["examples"] == [e.as_dict() for e in EXAMPLES]
     assert DEFAULTS["lookup"]["proposer"] == DEFAULT_SOURCE
-    panels_hook.on_post_build({"site_dir": str(tmp_path)})
+    contract_hook.on_post_build({"site_dir": str(tmp_path)})
     module = (tmp_path / "assets" / "onepass" / "panels" / "defaults.js").read_text()
     assert json.loads(module.split("export const DEFAULTS = ", 1)[1].rstrip().removesuffix(";")) == DEFAULTS
 
@@ -146,7 +148,7 @@ def test_chi_square_tail_matches_tables():
 
 
 def test_a_draw_of_an_impossible_token_refutes_the_rule():
-    assert chi_square([5, 5, 1], [0.5, 0.5, 0.0]).p_value == 0.0
+    assert chi_square([5, 5, 1], [0.5, 0.5, 0.0])["p_value"] == 0.0
 
 
 def test_sampling_follows_p_and_a_wrong_rule_is_caught():
@@ -154,7 +156,7 @@ def test_sampling_follows_p_and_a_wrong_rule_is_caught():
     result = json.loads(sample({"p": p, "q": q, "draws": 10_000, "seed": 2}))
     assert sum(result["counts"]) == 10_000 and result["verdict"]["consistent"]
     # Keeping every drafted token follows q, not p: the test must notice.
-    assert not chi_square([int(10_000 * x) for x in q], p).consistent
+    assert not chi_square([int(10_000 * x) for x in q], p)["consistent"]
 
 
 @pytest.mark.parametrize("p, q, draws, message", [

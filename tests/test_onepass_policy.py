@@ -270,7 +270,7 @@ def test_sampled_drafting_with_random_decisions_follows_plain_sampling():
     drafted_runs = asyncio.run(whole_runs(SAMPLED, prompt, RUNS, 3, 1.0, random.Random(2), draft=ToyDraft(SAMPLED),
                                           gamma=3, policy=lambda: Coin(decisions)))
     verdict = two_samples(plain, drafted_runs)
-    assert verdict.dof > 20 and verdict.p_value > 0.01, verdict
+    assert verdict["dof"] > 20 and verdict["p_value"] > 0.01, verdict
 
 
 def test_sampled_drafting_hears_its_rounds_and_stops_where_unsure():
@@ -307,7 +307,7 @@ def test_step_6_asks_for_the_weighed_rounds_and_gets_their_decisions_back(monkey
     The rounds are timed by the injected costs (the toy's own microseconds would make the decisions noise)."""
     import json
 
-    from onepass import panels
+    from onepass import entry
     from onepass.drafted import drafted
 
     model = ToyModel(vocab_size=256, eos_ids=frozenset(), seed=3)
@@ -319,7 +319,7 @@ def test_step_6_asks_for_the_weighed_rounds_and_gets_their_decisions_back(monkey
     for adaptive in (True, False):
         heard = []
         request = {"text": "abcdefgh", "mode": "draft", "gamma": 2, "maxNew": 40, "adaptive": adaptive}
-        result = json.loads(asyncio.run(panels.run("generate", json.dumps(request), model, tokenizer, heard.append)))
+        result = json.loads(asyncio.run(entry.run("generate", json.dumps(request), model, tokenizer, heard.append)))
         events = [json.loads(event)["pass"] for event in heard]
         figures = result["draft"]
         assert figures["adaptive"] is adaptive and sum(figures["rounds"].values()) == len(events)

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from onepass.examples import EXAMPLES
-from tests.browser import LOAD_TIMEOUT_MS, Server, build_site, offline_page, point_sitemap_at
+from tests.browser import LOAD_TIMEOUT_MS, Server, offline_page, point_sitemap_at
 from tests.test_pages_text import RECORDED
 from tests.test_pages_panels import RUN_MS, lookup_run, mount, panel, run, set_proposer
 
@@ -23,10 +23,9 @@ COMPARE = re.compile(r"Identical to one-at-a-time: (yes|no) · prompt lookup: (\
 
 
 @pytest.fixture(scope="module")
-def real_server(real_export, tmp_path_factory):
-    site = build_site(real_export, tmp_path_factory.mktemp("real_pages") / "site", chunk_mb="50")
-    server = Server(site)
-    point_sitemap_at(site, server.url)
+def real_server(real_site):
+    server = Server(real_site)
+    point_sitemap_at(real_site, server.url)
     yield server
     server.stop()
 

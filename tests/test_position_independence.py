@@ -7,7 +7,7 @@ and of six tokens, natively (onnxruntime) and in onnxruntime-web's WASM build.
 
 import pytest
 
-from model_export.check import cases, feature_independence, load, position_independence, wasm
+from model_export.check import cases, feature_independence, load, long_cases, position_independence, wasm
 from tests.conftest import ids_of
 
 PROMPTS = [
@@ -15,6 +15,7 @@ PROMPTS = [
     "def add(a, b):\n    return a + b\n\nprint(add(2, 3))",
     "Rewrite in the past tense: the cat sits on the mat and watches the birds.",
 ]
+LONG_PREFILL = 500  # the long texts' KV-cache steps start here, 12 and more before position 512
 
 
 def failures(result):
@@ -58,8 +59,9 @@ def test_tiny_wasm(tiny_export, prompt, threads):
 @pytest.mark.slow
 def test_tiny_long_context(tiny_export, held_text):
     ids = ids_of(tiny_export, held_text * 2)[:600]
-    assert failures(position_independence(load(tiny_export, 2), ids)) == {}
-    assert failures(wasm(tiny_export, ids, 2)) == {}
+    checks = long_cases(len(ids), LONG_PREFILL)
+    assert failures(position_independence(load(tiny_export, 2), ids, checks)) == {}
+    assert failures(wasm(tiny_export, ids, 2, checks=checks)) == {}
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -81,7 +83,9 @@ def test_real_wasm(real_export):
 
 
 def test_real_long_context(real_export, held_text):
+    """Past 512 positions (``long_cases``: the KV-cache steps from the 500th token)."""
     ids = ids_of(real_export, held_text * 2)[:560]
     assert len(ids) > 512
-    assert failures(position_independence(load(real_export, 2), ids)) == {}
-    assert failures(wasm(real_export, ids, 2)) == {}
+    checks = long_cases(len(ids), LONG_PREFILL)
+    assert failures(position_independence(load(real_export, 2), ids, checks)) == {}
+    assert failures(wasm(real_export, ids, 2, checks=checks)) == {}

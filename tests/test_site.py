@@ -138,7 +138,8 @@ def test_the_draft_ships_with_the_model_and_the_pages_state_the_total(tiny_expor
 
 def test_step_6_s_presets_are_drawn_at_the_build_by_the_panel_s_own_code(site):
     """Reading step 6 starts no Python: the panel shows these draws until the reader presses a button."""
-    from onepass.panels import DEFAULTS, sample
+    from onepass.defaults import DEFAULTS
+    from onepass.entry import sample
 
     module = (site / "assets" / "onepass" / "panels" / "defaults.js").read_text()
     drawn = json.loads(module.split("export const SAMPLING_DRAWN = ", 1)[1].split(";\n", 1)[0])

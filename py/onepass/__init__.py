@@ -16,7 +16,10 @@ One module per idea of the lesson:
     speedup.py       expected tokens per pass and speed-up (steps 6-7)
     estimate.py      the alpha and c of a drafted run, as the speed-up formula sees them (step 6)
 
-and, for the pages, ``panels.py``: each panel's defaults, and what its request
-gives back (run natively by the build's traces, and in the browser's worker),
-with ``limits.py``: how much one request may ask for.
+and, for the pages: ``contract.py``, every request and what it gives back;
+``entry.py``, one entry point per kind of request (run natively by the build's
+traces, and in the browser's worker), with ``generation.py``, the one run of a
+generate request (the command line's too); ``tokens.py``, labels and streamed
+text; ``defaults.py``, each panel's starting settings; and ``limits.py``: how
+much one request may ask for.
 """

@@ -8,10 +8,11 @@ alpha_j equal, which a real draft does not quite do (later tokens follow the dra
 
 from collections.abc import Iterable
 
+from .contract import Position
 from .trace import PassRecord
 
 
-def per_position(passes: Iterable[PassRecord]) -> list[dict]:
+def per_position(passes: Iterable[PassRecord]) -> list[Position]:
     """Per draft position 1, 2, ...: how often it was reached, how often accepted, and their ratio."""
     reached: list[int] = []
     accepted: list[int] = []
@@ -24,7 +25,7 @@ def per_position(passes: Iterable[PassRecord]) -> list[dict]:
             if record.accepted <= j:
                 break  # the first rejection: later positions were drafted but never reached
             accepted[j] += 1
-    return [{"position": j + 1, "reached": r, "accepted": a, "alpha": a / r} for j, (r, a) in enumerate(zip(reached, accepted))]
+    return [Position(position=j + 1, reached=r, accepted=a, alpha=a / r) for j, (r, a) in enumerate(zip(reached, accepted))]
 
 
 def mean_alpha(passes: Iterable[PassRecord]) -> float | None:

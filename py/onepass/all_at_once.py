@@ -11,21 +11,8 @@ Reference: Vaswani et al., "Attention Is All You Need" (2017), masked
 self-attention in the decoder.
 """
 
-from dataclasses import asdict, dataclass
-
+from .contract import Predictions
 from .seam import Model
-
-
-@dataclass(frozen=True)
-class Predictions:
-    ids: list[int]
-    argmax: list[int]  # argmax[i]: the model's next token after ids[: i + 1]
-    topk_ids: list[list[int]]
-    topk_probs: list[list[float]]
-    seconds: float
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 async def all_at_once(model: Model, ids: list[int]) -> Predictions:

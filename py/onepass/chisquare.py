@@ -11,7 +11,8 @@ continued fraction above.
 """
 
 import math
-from dataclasses import asdict, dataclass
+
+from .contract import Verdict
 
 LEVEL = 0.05  # the verdict's significance level
 _EPS = 1e-15
@@ -19,32 +20,21 @@ _ITERATIONS = 500
 _TINY = 1e-300
 
 
-@dataclass(frozen=True)
-class Verdict:
-    statistic: float
-    dof: int
-    p_value: float
-    level: float
-
-    @property
-    def consistent(self) -> bool:
-        """The counts are consistent with p at ``level`` (no evidence against exactness)."""
-        return self.p_value >= self.level
-
-    def as_dict(self) -> dict:
-        return {**asdict(self), "consistent": self.consistent}
-
-
 def chi_square(counts: list[int], p: list[float], level: float = LEVEL) -> Verdict:
     draws = sum(counts)
     cells = [(count, draws * p_i) for count, p_i in zip(counts, p) if p_i > 0]
     # A token p never gives cannot be drawn by an exact rule: any such draw refutes it outright.
     if any(count for count, p_i in zip(counts, p) if p_i <= 0):
-        return Verdict(statistic=math.inf, dof=max(1, len(cells) - 1), p_value=0.0, level=level)
+        return verdict(math.inf, max(1, len(cells) - 1), 0.0, level)
     statistic = sum((count - expected) ** 2 / expected for count, expected in cells)
     dof = len(cells) - 1
-    p_value = upper_tail(statistic, dof) if dof > 0 else 1.0
-    return Verdict(statistic=statistic, dof=dof, p_value=p_value, level=level)
+    return verdict(statistic, dof, upper_tail(statistic, dof) if dof > 0 else 1.0, level)
+
+
+def verdict(statistic: float, dof: int, p_value: float, level: float) -> Verdict:
+    """The test's outcome; the counts are consistent with p at ``level`` when p_value is at least it (no evidence
+    against exactness)."""
+    return Verdict(statistic=statistic, dof=dof, p_value=p_value, level=level, consistent=p_value >= level)
 
 
 def upper_tail(statistic: float, dof: int) -> float:
@@ -124,5 +114,4 @@ def two_samples(first: dict, second: dict, level: float = LEVEL) -> Verdict:
         expected_1, expected_2 = (a + b) * share_1, (a + b) * (1 - share_1)
         statistic += (a - expected_1) ** 2 / expected_1 + (b - expected_2) ** 2 / expected_2
     dof = len(cells) - 1
-    p_value = upper_tail(statistic, dof) if dof > 0 else 1.0
-    return Verdict(statistic=statistic, dof=dof, p_value=p_value, level=level)
+    return verdict(statistic, dof, upper_tail(statistic, dof) if dof > 0 else 1.0, level)

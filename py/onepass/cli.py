@@ -4,9 +4,11 @@
     exactness    check drafted == greedy over a prompt set, for every proposer and cache mode
     examples     run step 5's worked examples and print their tokens per pass
 
-Bad input (an empty text, a folder that is not an export) ends with a message
-and exit code 2; ``exactness`` and ``examples`` exit with 1 if any drafted text
-differs from greedy's.
+``run`` is the pages' generation (``generation.py``), natively: the same
+checks and the same run. Bad input (an empty text, a folder that is not an
+export, a request over the pages' limits) ends with a message and exit code
+2; ``exactness`` and ``examples`` exit with 1 if any drafted text differs
+from greedy's.
 """
 
 import argparse
@@ -16,14 +18,13 @@ import sys
 import time
 from pathlib import Path
 
-from .acceptance import per_position
-from .contract import DRAFTING, Generate
+from .contract import DRAFTING, Generate, GenerateResult, Refusal, RunRecord
 from .drafted import drafted
 from .examples import EXAMPLES, chat, recorded
 from .exactness import ORACLE_PROPOSERS, compare, summarize
+from .generation import generate
 from .greedy import greedy
 from .proposers import Context, proposer
-from .trace import Run
 
 USAGE_ERROR = 2
 MAX_NEW = 64  # run's and exactness's tokens per text: longer than a panel's run (contract.Generate.max_new)
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.command(args)
-    except InputError as error:
+    except (InputError, Refusal) as error:
         print(f"onepass: error: {error}", file=sys.stderr)
         return USAGE_ERROR
 
@@ -142,44 +143,40 @@ def run_command(args) -> int:
         raise InputError("--mode guess needs --guess TEXT, the continuation you expect")
     max_new = positive(args.max_new, "--max-new")
     model, tokenizer = open_model(args)
-    text = chat(args.text) if args.chat else args.text
-    prompt = tokenizer.encode(text)
-    kv_cache = not args.no_kv_cache
-    draft, gamma = open_draft(args, model) if args.mode in DRAFTING else (None, 0)
-    if args.mode == "greedy":
-        run = asyncio.run(greedy(model, prompt, max_new, kv_cache=kv_cache))
-    else:
-        propose = proposer(args.mode, Context(prompt=prompt, vocab_size=model.facts.vocab_size,
-                                              guess=tokenizer.encode(args.guess or ""), draft=draft, gamma=gamma))
-        run = asyncio.run(drafted(model, prompt, propose, max_new, kv_cache=kv_cache, mode=args.mode))
-    if draft:
-        own, copies = propose.split(run.passes)
-        drafting = {"gamma": gamma, "passes": propose.passes, "seconds": propose.seconds, "copies": len(copies),
-                    "answers": propose.kinds.count("answers"), "acceptance": per_position(own)}
+    gamma = Generate.gamma
+    if args.mode in DRAFTING:
+        model.draft, gamma = open_draft(args, model)  # where the generation finds the site's draft (draft_of)
+    asked = Generate(text=args.text, mode=args.mode, kv_cache=not args.no_kv_cache, max_new=max_new,
+                     guess=args.guess or "", gamma=gamma, chat=args.chat)
+    result = asyncio.run(generate(model, tokenizer, asked, lambda event: None))
+    drafting = result.get("draft")
     if args.json:
-        print(json.dumps({"model": model.facts.name, "text": text, "generated": tokenizer.decode(run.tokens),
-                          "run": run.as_dict(), **({"draft": drafting} if draft else {})}, ensure_ascii=False, indent=1))
+        run = {key: result[key] for key in RunRecord.__annotations__}
+        shown = {key: drafting[key] for key in ("gamma", "passes", "seconds", "copies", "from_answers", "acceptance")} \
+            if drafting else None
+        print(json.dumps({"model": model.facts.name, "text": result["prompt_text"], "generated": result["text"],
+                          "run": run, **({"draft": shown} if drafting else {})}, ensure_ascii=False, indent=1))
     else:
-        print_run(run, model.facts.name, tokenizer)
-        if draft:
+        print_run(result, model.facts.name, tokenizer)
+        if drafting:
             alphas = ", ".join(f"{found['alpha']:.2f}" for found in drafting["acceptance"])
-            copies = (f", {drafting['copies']} rounds copied ({drafting['answers']} of them from the model's earlier "
+            copies = (f", {drafting['copies']} rounds copied ({drafting['from_answers']} of them from the model's earlier "
                       "answers, the rest from the text)") if args.mode != "draft" else ""
             print(f"draft model: gamma {gamma}, {drafting['passes']} small passes in {drafting['seconds']:.2f} s{copies}; "
                   f"acceptance per draft position: {alphas}")
     return 0
 
 
-def print_run(run: Run, model_name: str, tokenizer) -> None:
-    print(f"model: {model_name}   mode: {run.mode}   KV cache: {'on' if run.kv_cache else 'off'}")
+def print_run(run: GenerateResult, model_name: str, tokenizer) -> None:
+    print(f"model: {model_name}   mode: {run['mode']}   KV cache: {'on' if run['kv_cache'] else 'off'}")
     print(f"{'pass':>4}  {'fed':>4}  {'draft':>5}  {'kept':>4}  {'ms':>7}  added")
-    for number, record in enumerate(run.passes, 1):
-        added = repr(tokenizer.decode(record.added)) + ("  (bonus)" if record.bonus else "")
-        print(f"{number:>4}  {len(record.fed):>4}  {len(record.draft):>5}  {record.accepted:>4}  "
-              f"{record.seconds * 1000:>7.1f}  {added}")
-    totals = run.totals()
-    stop = "end-of-text" if run.stop == "eos" else "--max-new"
-    print(f"\nprompt:    {tokenizer.decode(run.prompt)!r}\ngenerated: {tokenizer.decode(run.tokens)!r}\n")
+    for number, row in enumerate(run["passes"], 1):
+        added = repr(tokenizer.decode(row["added"])) + ("  (bonus)" if row["bonus"] else "")
+        print(f"{number:>4}  {len(row['fed']):>4}  {len(row['draft']):>5}  {row['accepted']:>4}  "
+              f"{row['seconds'] * 1000:>7.1f}  {added}")
+    totals = run["totals"]
+    stop = "end-of-text" if run["stop"] == "eos" else "--max-new"
+    print(f"\nprompt:    {tokenizer.decode(run['prompt'])!r}\ngenerated: {run['text']!r}\n")
     print(f"{totals['passes']} passes, {totals['tokens']} tokens, {totals['tokens_per_pass']:.2f} tokens per pass, "
           f"{totals['seconds']:.2f} s in passes; stopped at {stop}")
 

@@ -1,8 +1,8 @@
 """The contract between the pages and Python: every request a page may make, what it gets back, and how it fails.
 
 Written once, here. The build writes it into the site as a JavaScript module
-(``hooks/panels.py``: ``contract.js``, with JSDoc types), which the pages build
-their requests with and the runtime passes on untouched; ``panels.py`` answers
+(``hooks/contract.py``: ``contract.js``, with JSDoc types), which the pages build
+their requests with and the runtime passes on untouched; ``entry.py`` answers
 them. So a request has one shape, in one place:
 
 - ``REQUESTS``: one dataclass per kind of request, its fields with their
@@ -12,18 +12,26 @@ them. So a request has one shape, in one place:
   and a kind's too (``sample_next`` is ``sampleNext``). A field the contract
   lacks is refused, on both sides.
 - ``RESULTS``: what each kind answers with (and ``PassEvent``, what a
-  generation posts after each pass), as typed dicts.
+  generation posts after each pass), as typed dicts, which every result is
+  built as (``GenerateResult(...)``). They are sent by ``on_wire``, by the
+  requests' rule: a key's wire name is its camelCase (``wall_seconds`` is
+  ``wallSeconds``, ``pass_``, a word Python keeps for itself, is ``pass``),
+  in the typed dicts a result holds too; a dict of data (labels by id, counts
+  by outcome) keeps its keys.
 - ``Refusal``: the one exception a request is refused with, with its ``code``;
   ``ERRORS`` lists every code a page may see, from Python or from the runtime.
 - ``TIMING``: the parts a generated pass's time is split into (``backends/clock.py``).
 
 Adding a kind of request is one place: its dataclass (and result) here, its
-entry point in ``panels.py``, named after it.
+entry point in ``entry.py``, named after it, and a case in its ``run``.
 """
 
 import dataclasses
+import functools
+import types
+import typing
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, NotRequired, TypedDict, get_type_hints
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, TypedDict, get_type_hints
 
 MODES = ("greedy", "lookup", "guess", "random", "custom", "draft", "lookup+draft")  # "greedy", or drafted by one of the proposers
 Mode = Literal["greedy", "lookup", "guess", "random", "custom", "draft", "lookup+draft"]
@@ -205,7 +213,7 @@ class PassRow(TypedDict):
     draft_passes: NotRequired[int]  # the draft modes': the draft model's small passes before this pass ...
     draft_seconds: NotRequired[float]  # ... and their seconds (onnxruntime's own)
     copied: NotRequired[bool]  # "lookup+draft": this pass checked a copy, not the draft's tokens ...
-    answers: NotRequired[bool]  # ... from the model's own earlier answers (answers.py), not from the text (``match``)
+    from_answers: NotRequired[bool]  # ... from the model's own earlier answers (answers.py), not from the text (``match``)
     skipped: NotRequired[bool]  # the draft modes': the run's estimate said the draft model would not pay: a plain pass
 
 
@@ -268,7 +276,7 @@ class DraftFigures(TypedDict):
     best_predicted: float | None
     copies: int  # rounds that checked a copy instead ("lookup+draft"; 0 in "draft"): from the text or the answers
     copied_tokens: int  # ... and the copied tokens they kept
-    answers: int  # of the copies, those from the model's own earlier answers (answers.py; 0 where none are shipped)
+    from_answers: int  # of the copies, those from the model's own earlier answers (answers.py; 0 where none are shipped)
     adaptive: bool  # the request's: rounds weighed by a policy
     rounds: dict[str, int]  # rounds by what they checked: "draft", "copy", "answers", "skipped" (a plain pass), "none"
     stopped: int  # rounds the draft model drafted fewer than gamma tokens in, unsure of the last
@@ -285,18 +293,23 @@ class Baseline(TypedDict):
     speedup: float  # its wall-clock seconds over the drafted run's: the measured speed-up
 
 
-class GenerateResult(TypedDict):
+class RunRecord(TypedDict):
+    """A run, greedy or drafted (``trace.Run.as_dict``)."""
+
     mode: str
     kv_cache: bool
     prompt: list[int]
-    tokens: list[int]
+    tokens: list[int]  # the generated tokens, after the prompt
     stop: str  # "eos" or "max_new"
     passes: list[PassRow]
     totals: Totals
+
+
+class GenerateResult(RunRecord):
     proposer_seconds: float
     max_draft: int
     text: str
-    promptText: str
+    prompt_text: str  # the text the model was given (in the chat turn, when the request asked for one)
     labels: dict[str, str]  # every id of the run, by its text
     wall_seconds: float  # the run from its first pass to its last, measured in Python where it runs
     draft: NotRequired[DraftFigures]  # the draft modes'
@@ -310,12 +323,17 @@ class VerifyResult(TypedDict):
     text: str
 
 
-class PredictResult(TypedDict):
+class Predictions(TypedDict):
+    """One pass over a text (``all_at_once``): the model's prediction after every position."""
+
     ids: list[int]
-    argmax: list[int]
+    argmax: list[int]  # argmax[i]: the model's next token after ids[: i + 1]
     topk_ids: list[list[int]]
     topk_probs: list[list[float]]
     seconds: float
+
+
+class PredictResult(Predictions):
     labels: dict[str, str]
 
 
@@ -326,11 +344,13 @@ class MeasureResult(TypedDict):
 
 
 class Verdict(TypedDict):
+    """A chi-squared test's (``chisquare.py``)."""
+
     statistic: float
     dof: int
     p_value: float
     level: float
-    consistent: bool
+    consistent: bool  # p_value >= level: no evidence against exactness
 
 
 class SampleResult(TypedDict):
@@ -367,8 +387,68 @@ RESULTS: dict[str, type] = {"generate": GenerateResult, "verify": VerifyResult, 
 
 
 def keys(typed: type) -> set[str]:
-    """A typed dict's keys as they are sent (``pass_`` is ``pass``, a word Python keeps for itself)."""
-    return {name.removesuffix("_") for name in get_type_hints(typed)}
+    """A typed dict's keys as they are sent (``wall_seconds`` is ``wallSeconds``, ``pass_`` is ``pass``)."""
+    return {wire(name) for name in get_type_hints(typed)}
+
+
+def wire_names(typed: type) -> dict[str, str]:
+    """Each key of the typed dict ``typed`` by its name on the wire: a result's or an event's (and those of the typed
+    dicts they hold) by the requests' rule (``wire``); any other's as written here, less the ``_`` of ``pass_``."""
+    sent = typed in _answered()
+    return {name: wire(name) if sent else name.removesuffix("_") for name in get_type_hints(typed)}
+
+
+@functools.cache
+def _answered() -> list[type]:
+    """The typed dicts the results and events are, and hold."""
+    return typed_dicts([PassEvent, *RESULTS.values()])
+
+
+def typed_dicts(roots: list) -> list[type]:
+    """The typed dicts ``roots`` are and hold (a result's ``totals``, its draft's ``policy``), each once."""
+    found: list[type] = []
+
+    def visit(hint):
+        if not typing.is_typeddict(hint):
+            for arg in typing.get_args(hint):
+                visit(arg)
+        elif hint not in found:
+            found.append(hint)
+            for held in _hints(hint).values():
+                visit(held)
+
+    for root in roots:
+        visit(root)
+    return found
+
+
+@functools.cache
+def _hints(typed: type) -> dict[str, Any]:
+    return get_type_hints(typed)
+
+
+def on_wire(typed: type, value: dict) -> dict:
+    """``value``, built as the typed dict ``typed``, as it is sent: each key by its wire name, in the typed dicts it
+    holds too. A key ``typed`` lacks is an error: a result carries what the contract says, and nothing else."""
+    hints = _hints(typed)
+    return {wire(key): _sent(hints[key], item) for key, item in value.items()}
+
+
+def _sent(hint, value):
+    """A value of type ``hint`` on the wire: a typed dict's keys renamed, in lists and dicts of them too."""
+    if value is None:
+        return None
+    if typing.is_typeddict(hint):
+        return on_wire(hint, value)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is list:
+        return [_sent(args[0], item) for item in value]
+    if origin is dict:
+        return {key: _sent(args[1], item) for key, item in value.items()}
+    if origin in (typing.Union, types.UnionType):
+        held = [arg for arg in args if typing.is_typeddict(arg) or typing.get_origin(arg) in (list, dict)]
+        return _sent(held[0], value) if len(held) == 1 else value
+    return value
 
 
 def described() -> dict[str, Any]:
@@ -379,3 +459,274 @@ def described() -> dict[str, Any]:
     return {"requests": requests, "modes": list(MODES), "timing": list(TIMING), "errors": ERRORS,
             "results": {wire(kind): sorted(keys(typed)) for kind, typed in RESULTS.items()},
             "event": sorted(keys(PassEvent))}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The runtime's messages. No page asks for these: they are what crosses inside the runtime (runtime/), between the
+# page's client (client.js), its worker (worker.js), the model's worker (model-worker.js) and Python, described here
+# once so that both sides read them alike: hooks/contract.py writes them into contract.js with the rest (MESSAGES), and
+# make lint's type check (hooks/typecheck.py) reads the runtime against them. On the wire as written here, in the
+# results' casing (camelCase). The reports a check or a benchmark asks for (harness.js's positionIndependence and
+# passTimes, the worker's bench) are not among them: they keep model_export/check.py's names, which the native, Node
+# and the peers' reports share key for key.
+# ---------------------------------------------------------------------------------------------------------------------
+
+Float32 = Annotated[list[float], "Float32Array"]  # a typed array in JavaScript (moved between workers, not copied)
+Bytes = Annotated[list[int], "Uint8Array"]
+Session = int | str  # an OnnxBridge's own session ids, or the names a RemoteBridge gives them
+
+
+class BridgePass(TypedDict):
+    """One pass, as the OnnxBridge answers ``run`` (bridge.js) and ``backends/browser.py``'s session reads it: the
+    predictions of the rows asked for, row by row, flat."""
+
+    argmax: list[int]
+    topkIds: list[int]  # k a row
+    topkProbs: list[float]
+    k: int
+    seconds: float  # onnxruntime-web's run
+    kvSeconds: float  # the KV cache's handling: the feeds built, the present tensors kept, the rollbacks since
+    vocab: NotRequired[int]  # with the logits: a row's width
+    logits: NotRequired[Float32]  # when asked for
+    hiddenSize: NotRequired[int]  # with the features: a row's width
+    hidden: NotRequired[Float32]  # the model's features at the pass's last rows, when asked for (what a draft reads)
+
+
+class BridgeDraftStep(TypedDict):
+    """One small pass of the draft model, as the DraftBridge answers ``step`` and ``backends/browser.py``'s
+    BrowserDraft reads it: the last row's feature and token; when sampling, its q over its most likely tokens."""
+
+    feature: Float32
+    token: int
+    seconds: float  # onnxruntime-web's run
+    ids: NotRequired[list[int]]
+    probs: NotRequired[list[float]]
+
+
+class ErrorFields(TypedDict):
+    """An error as it crosses a worker (an OnepassError's fields, errors.js). The model's worker sends an error
+    without a ``code`` as it is (the worker beside it matches its words); the page's worker always gives one."""
+
+    code: NotRequired[str]  # one of ERRORS
+    message: str
+    retryable: NotRequired[bool]
+    detail: NotRequired[str]  # the raw text behind the message: a traceback, onnxruntime's words
+
+
+# What the page's worker (worker.js) posts to the page (client.js). A reply carries the id of its request.
+
+class Progress(TypedDict):
+    """The model's download: ``loaded`` of ``total`` bytes; ``elsewhere``: another tab downloads what this one needs."""
+
+    id: int
+    type: Literal["progress"]
+    loaded: int
+    total: int
+    elsewhere: bool
+
+
+class Started(TypedDict):
+    """Python accepted the request: its text is ``tokens`` tokens, and its first pass begins."""
+
+    id: int
+    type: Literal["started"]
+    tokens: int
+
+
+class PassPosted(PassEvent):
+    """A generation's pass; ``sent``: when it was posted, in ms on the clock the page and the worker share
+    (``performance.timeOrigin + performance.now()``)."""
+
+    id: int
+    type: Literal["pass"]
+    sent: float
+
+
+class Done(TypedDict):
+    id: int
+    type: Literal["done"]
+    result: Any  # the request's: a contract request's result (RESULTS), or a runtime request's own answer
+
+
+class Failed(TypedDict):
+    id: int
+    type: Literal["error"]
+    error: ErrorFields
+
+
+class Pong(TypedDict):
+    """The answer to a ping: the worker's event loop is free."""
+
+    type: Literal["pong"]
+
+
+class Fatal(TypedDict):
+    """Python failed for good: the page replaces the worker."""
+
+    type: Literal["fatal"]
+    error: ErrorFields
+
+
+class ModelTimings(TypedDict):
+    """The model's worker's phases of a load, in seconds from its request."""
+
+    ortStart: float  # onnxruntime-web's module started (its first chunks wait for it)
+    modelBytes: float  # every file of the model here, from the browser's store or the network
+    onnxSession: float  # the session made (this phase alone)
+    draftSession: NotRequired[float]  # the draft model's session made (this phase alone), when the site ships one
+
+
+class LoadTimings(ModelTimings):
+    """A load's phases, in seconds: the model's worker's, and the page's worker's own."""
+
+    tokenizer: float  # the tokenizer built (this phase alone)
+    pyodide: float  # Python started (this phase alone, beside the model's)
+    pyodideWait: float  # what the load still waited for Python once the model's session was made
+    total: float  # from the request to the loaded runtime
+
+
+class LoadInfo(TypedDict):
+    """What a loaded model is, as the page's worker answers ``load`` (``Runtime.info``): what the model card shows."""
+
+    model: str
+    identity: str
+    bytes: int
+    quantisation: str
+    threads: int
+    crossOriginIsolated: bool
+    pythonSnapshot: bool  # Python started from the build's snapshot
+    modelFromHeap: bool  # the model's bytes went straight into ort's heap (ort-module.js)
+    chunksKeptApart: int  # downloaded chunks written on the store worker's thread
+    modelKept: bool  # every chunk is in this browser's store, for the next visit
+    draft: dict[str, Any] | None  # the draft model the site ships (its draft.json), or None ...
+    draftUnavailable: str | None  # ... and why, if the build said
+    versions: dict[str, str]
+    limits: dict[str, Any]  # limits.py's
+    timings: LoadTimings
+
+
+# What the page's worker asks the model's worker (model-worker.js): a request with an id is answered with Done or
+# Failed; one without (open, rollback, closeAll, cancel) is handled in order, unanswered (cancel: at once).
+
+class LoadModel(TypedDict):
+    id: int
+    type: Literal["load"]
+    threads: int | None  # None: the worker's choice
+
+
+class OpenSession(TypedDict):
+    type: Literal["open"]
+    session: Session
+    kvCache: bool
+
+
+class RunPass(TypedDict):
+    """The bridge's ``run``: answered with a BridgePass."""
+
+    id: int
+    type: Literal["run"]
+    session: Session
+    newIds: list[int]
+    start: int
+    wantLogits: bool
+    rowsFrom: int
+    hidden: int
+
+
+class RollBack(TypedDict):
+    type: Literal["rollback"]
+    session: Session
+    length: int
+
+
+class CloseAll(TypedDict):
+    type: Literal["closeAll"]
+
+
+class DraftStepRequest(TypedDict):
+    """The draft model's ``step``: answered with a BridgeDraftStep."""
+
+    id: int
+    type: Literal["draftStep"]
+    features: Float32
+    tokens: list[int]
+    sampling: bool
+
+
+class MeasurePasses(TypedDict):
+    """Step 3's measurement: answered with the median ms of a pass over the first n ids, by n."""
+
+    id: int
+    type: Literal["measure"]
+    ids: list[int]
+    sizes: list[int]
+    runs: int
+    warmup: int
+
+
+class PassTimes(TypedDict):
+    """The benchmark's pass times (harness.js's ``passTimes``)."""
+
+    id: int
+    type: Literal["passTimes"]
+    ids: list[int]
+    options: dict[str, int]
+
+
+class CheckPositions(TypedDict):
+    """harness.js's ``positionIndependence``, over ``model_export/check.py``'s cases."""
+
+    id: int
+    type: Literal["positionIndependence"]
+    ids: list[int]
+    cases: list[dict[str, Any]]
+
+
+class CancelPasses(TypedDict):
+    type: Literal["cancel"]
+    cancelled: bool
+
+
+class WriteChunk(TypedDict):
+    """What loader.js asks its store worker (store-worker.js): keep a chunk's bytes as the file ``name``; answered
+    with whether it was written."""
+
+    id: int
+    type: Literal["write"]
+    name: str
+    bytes: Bytes
+
+
+class ModelFile(TypedDict):
+    """A file of the model the page's worker needs itself (the tokenizer's), posted as soon as it is here."""
+
+    id: int
+    type: Literal["file"]
+    name: str
+    bytes: Bytes
+
+
+class ModelLoaded(TypedDict):
+    """The model's worker's answer to ``load``."""
+
+    manifest: dict[str, Any]  # the export's manifest.json
+    threads: int
+    ort: str  # onnxruntime-web's version
+    modelFromHeap: bool
+    chunksKeptApart: int
+    modelKept: bool
+    draft: bool  # the draft model's session was made (the manifest has a draft)
+    draftAnswers: str | None  # the text of the draft's table of the model's answers
+    timings: ModelTimings
+
+
+WorkerReply = Progress | Started | PassPosted | Done | Failed | Pong | Fatal
+RunEvent = Progress | Started | PassPosted  # what a request's onEvent hears before its answer
+ModelRequest = LoadModel | OpenSession | RunPass | RollBack | CloseAll | DraftStepRequest | MeasurePasses | PassTimes \
+    | CheckPositions | CancelPasses
+ModelReply = Progress | ModelFile | Done | Failed  # the store worker's too: Done or Failed
+
+# Every message type by its name in contract.js (a typed dict's own, or that of a union of them).
+MESSAGES: dict[str, Any] = {"BridgePass": BridgePass, "BridgeDraftStep": BridgeDraftStep, "LoadInfo": LoadInfo,
+                            "ModelLoaded": ModelLoaded, "WorkerReply": WorkerReply, "RunEvent": RunEvent,
+                            "ModelRequest": ModelRequest, "ModelReply": ModelReply, "WriteChunk": WriteChunk}

@@ -13,10 +13,13 @@ The drafts, each a different kind of proposer:
 - ``one-hot``: all on the model's second choice, as prompt lookup proposes a
   single token with certainty (and a wrong one, so the remainder is needed);
 - ``uniform``: every outcome alike, a draft that knows nothing.
+
+Beside them, ``MODEL_DRAFT``: the real pair, q the site's draft model's after the same text.
 """
 
 FLATTENING = 0.5  # the exponent of the flattened draft: between p itself (1) and uniform (0)
 DRAFTS = ("flattened", "one-hot", "uniform")
+MODEL_DRAFT = "model"
 
 
 def target(topk_probs: list[float]) -> list[float]:

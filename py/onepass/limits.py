@@ -110,6 +110,12 @@ def check_temperature(temperature) -> float:
     return float(temperature)
 
 
+def seed_of(value) -> int | float:
+    """A request's seed (the random draft's, the sampling's): a number, else 0."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value  # NaN is no seed
+    return value if number and value else 0
+
+
 def whole_number(value, low: int, high: int, what: str) -> int:
     """``value`` as an int from ``low`` to ``high``, or an InputError naming ``what`` (a page may send any JSON value)."""
     if not is_whole(value, low, high):

@@ -27,6 +27,7 @@ the cost of a round.
 from collections import Counter
 from dataclasses import dataclass, field
 
+from .contract import PolicyFigures
 from .lookup import MAX_DRAFT
 
 # Before anything is measured: the shipped draft's tokens per drafted round at gamma 1 (alpha 0.44,
@@ -134,10 +135,10 @@ class Policy:
         """The draft drafts no further: its top probability here (``DraftStep.probs``) is below ``confidence``."""
         return self.confidence > 0 and max(probs, default=0.0) < self.confidence
 
-    def figures(self) -> dict:
-        """The decisions and the estimates they came from, as plain data (``contract.PolicyFigures``)."""
+    def figures(self) -> PolicyFigures:
+        """The decisions and the estimates they came from."""
         draft, plain = self.tallies["draft"], self.tallies["plain"]
-        return {"drafted": self.decisions["drafted"], "skipped": self.decisions["skipped"],
-                "probes": self.decisions["probed"], "confidence": self.confidence,
-                "tokens_per_draft": self.tokens_per_draft(), "draft_seconds": draft.mean_seconds(),
-                "plain_seconds": plain.mean_seconds(), "pays": self.pays()}
+        return PolicyFigures(drafted=self.decisions["drafted"], skipped=self.decisions["skipped"],
+                             probes=self.decisions["probed"], confidence=self.confidence,
+                             tokens_per_draft=self.tokens_per_draft(), draft_seconds=draft.mean_seconds(),
+                             plain_seconds=plain.mean_seconds(), pays=self.pays())

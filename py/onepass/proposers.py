@@ -3,7 +3,7 @@
 A proposer maps the text so far to the tokens it guesses come next (``[]``
 for no guess). Verification makes every one of them safe, including a random
 or a deliberately wrong one; they differ only in how many passes they save.
-``proposer(name, Context(...))`` builds one by name, for the panels (``panels.py``),
+``proposer(name, Context(...))`` builds one by name, for the pages (``generation.py``),
 the exactness check (``exactness.py``) and the command line (``cli.py``) alike.
 """
 

@@ -1,10 +1,14 @@
 """What a run leaves behind for the pages to draw: one record per pass, and totals.
 
-Plain dataclasses that turn into plain dicts (and JSON) with ``as_dict``, so
-nothing but lists, numbers and strings crosses to the browser's UI.
+Plain dataclasses for the algorithms; what the pages are sent of them is the
+contract's (``as_row``, ``totals``, ``as_dict``: ``contract.PassRow``,
+``Totals``, ``RunRecord``), so nothing but lists, numbers and strings crosses
+to the browser's UI.
 """
 
 from dataclasses import asdict, dataclass
+
+from .contract import PassRow, RunRecord, Totals
 
 
 @dataclass(frozen=True)
@@ -22,6 +26,9 @@ class PassRecord:
     def bonus(self) -> bool:
         """The whole draft was right, so the model's next token came free."""
         return bool(self.draft) and self.accepted == len(self.draft)
+
+    def as_row(self) -> PassRow:
+        return PassRow(**asdict(self), bonus=self.bonus)
 
 
 @dataclass(frozen=True)
@@ -41,19 +48,12 @@ class Run:
     def tokens_per_pass(self) -> float:
         return len(self.tokens) / len(self.passes)
 
-    def totals(self) -> dict:
-        return {
-            "passes": len(self.passes),
-            "tokens": len(self.tokens),
-            "drafted": sum(len(record.draft) for record in self.passes),
-            "accepted": sum(record.accepted for record in self.passes),
-            "tokens_per_pass": self.tokens_per_pass,
-            "seconds": self.seconds,
-        }
+    def totals(self) -> Totals:
+        return Totals(passes=len(self.passes), tokens=len(self.tokens),
+                      drafted=sum(len(record.draft) for record in self.passes),
+                      accepted=sum(record.accepted for record in self.passes),
+                      tokens_per_pass=self.tokens_per_pass, seconds=self.seconds)
 
-    def as_dict(self) -> dict:
-        data = asdict(self)
-        for record, row in zip(self.passes, data["passes"]):
-            row["bonus"] = record.bonus
-        data["totals"] = self.totals()
-        return data
+    def as_dict(self) -> RunRecord:
+        return RunRecord(mode=self.mode, kv_cache=self.kv_cache, prompt=list(self.prompt), tokens=list(self.tokens),
+                         stop=self.stop, passes=[record.as_row() for record in self.passes], totals=self.totals())

@@ -8,7 +8,7 @@ import { loadKatex } from './libs.js';
 const DELIMITERS = /^\\[([]([\s\S]*)\\[)\]]$/;
 
 export async function typeset() {
-  const nodes = [...document.querySelectorAll('.arithmatex:not([data-typeset])')];
+  const nodes = [.../** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('.arithmatex:not([data-typeset])'))];
   if (nodes.length === 0) return;
   const katex = await loadKatex();
   for (const node of nodes) {

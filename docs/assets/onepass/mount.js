@@ -53,11 +53,11 @@ function mountAll() {
     }
   }
   mountStrip();
-  for (const root of document.querySelectorAll('[data-onepass-panel]:not([data-mounted])')) {
+  for (const root of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('[data-onepass-panel]:not([data-mounted])'))) {
     root.classList.add('onepass-panel');
     start(root, PANELS[root.dataset.onepassPanel], 'panel');
   }
-  for (const root of document.querySelectorAll('[data-onepass-widget]:not([data-mounted])')) {
+  for (const root of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('[data-onepass-widget]:not([data-mounted])'))) {
     start(root, WIDGETS[root.dataset.onepassWidget], 'widget');
   }
   typeset().catch((err) => console.warn('maths left as source:', err.message));

@@ -3,12 +3,14 @@
 The worker hands in ``bridge``, a JavaScript object with ``open(kv_cache)``,
 ``run(session, new_ids, start, logits, rows_from, hidden)`` (a Promise),
 ``rollback(session, length)`` (bridge.js's RemoteBridge: a rollback answers at
-once, and its seconds arrive with the next pass's ``kv_seconds``) and
+once, and its seconds arrive with the next pass's ``kvSeconds``),
 ``draft(features, tokens, sampling)`` (a Promise: one small pass of the draft
-model, when the site ships one), and a tokenizer object with ``encode(text)`` and ``decode(ids)``
+model, when the site ships one) and ``measure(ids, sizes, runs, warmup)`` (a
+Promise: step 3's passes timed in the model's worker), and a tokenizer object with ``encode(text)`` and ``decode(ids)``
 over its JavaScript tokenizer. The KV cache stays on the JavaScript side; only
-token ids, argmax, top-k, timings and the features a draft reads cross. What the panels ask for is decided
-in ``panels.py``, over these as over the native backend. Nothing here imports
+token ids, argmax, top-k, timings and the features a draft reads cross, as the contract's
+``BridgePass`` and ``BridgeDraftStep`` (``checked`` holds them to it). What the pages ask for is decided
+in ``entry.py``, over these as over the native backend. Nothing here imports
 ``js`` or ``pyodide``: JavaScript values arrive as proxies and are converted
 with their own ``to_py``, so the module imports natively too (and the purity
 test holds).
@@ -19,6 +21,7 @@ import statistics
 import time
 
 from ..answers import Answers
+from ..contract import BridgeDraftStep, BridgePass
 from ..draft_model import DraftStep
 from ..seam import Facts, Pass, check_rows
 from .clock import PassClock
@@ -27,6 +30,19 @@ from .clock import PassClock
 def plain(value):
     """A JavaScript value as plain Python (lists, dicts, numbers); Python values pass through."""
     return value.to_py() if hasattr(value, "to_py") else value
+
+
+def checked(value, typed: type):
+    """The bridge's reply as plain Python, held to its typed dict in the contract (``contract.BridgePass``,
+    ``BridgeDraftStep``): a key it lacks, or one the contract does not list, fails here by name, not as a KeyError
+    somewhere after."""
+    value = plain(value)
+    missing = typed.__required_keys__ - value.keys()
+    unknown = value.keys() - typed.__required_keys__ - typed.__optional_keys__
+    if missing or unknown:
+        raise TypeError(f"the bridge's {typed.__name__} lacks {sorted(missing)} and has {sorted(unknown)}, "
+                        "which contract.py does not list")
+    return value
 
 
 def numbers(value) -> list:
@@ -69,10 +85,12 @@ class BrowserTokenizer:
 class BrowserModel:
     """The export in the worker; ``manifest`` is the site's manifest.json text. ``draft`` is the draft model the
     site ships (its manifest's ``draft``), or None, with ``draft_unavailable`` saying why when the build said;
-    ``answers`` the text of the draft's table of the model's answers ("" where it ships none)."""
+    ``answers`` the text of the draft's table of the model's answers ("" where it ships none); ``threads``
+    onnxruntime-web's, which its passes run on."""
 
-    def __init__(self, bridge, manifest: str, answers: str = ""):
+    def __init__(self, bridge, manifest: str, answers: str = "", threads: int = 1):
         self.bridge = bridge
+        self.threads = threads
         found = json.loads(manifest)
         self.facts = Facts.from_manifest(found)
         self.clock = PassClock()  # its sessions add what they measure; a run takes a lap per pass
@@ -81,6 +99,12 @@ class BrowserModel:
 
     def session(self, kv_cache: bool = True) -> "BrowserSession":
         return BrowserSession(self.bridge, kv_cache, self.clock)
+
+    async def time_passes(self, ids: list[int], sizes: list[int], runs: int, warmup: int) -> dict[str, float]:
+        """The median ms of one pass (fresh, KV cache on) over the first n ``ids``, by n in ``sizes``, after ``warmup``
+        untimed ones: timed in the model's worker, so that no Python, and no crossing, runs between the passes."""
+        ms = plain(await self.bridge.measure(list(ids), list(sizes), runs, warmup))
+        return {str(size): float(ms[str(size)]) for size in sizes}
 
 
 class BrowserSession:
@@ -96,16 +120,17 @@ class BrowserSession:
                       hidden: int = 0) -> Pass:
         check_rows(new_ids, rows_from, hidden)
         began = time.perf_counter()
-        raw = plain(await self.bridge.run(self.id, list(new_ids), self.length, logits, rows_from, hidden))
+        raw: BridgePass = checked(await self.bridge.run(self.id, list(new_ids), self.length, logits, rows_from, hidden),
+                                 BridgePass)
         self.length += len(new_ids)
         k = raw["k"]
         flat_logits = raw.get("logits")
-        result = Pass(argmax=numbers(raw["argmax"]), topk_ids=rows(raw["topk_ids"], k), topk_probs=rows(raw["topk_probs"], k),
+        result = Pass(argmax=numbers(raw["argmax"]), topk_ids=rows(raw["topkIds"], k), topk_probs=rows(raw["topkProbs"], k),
                       seconds=raw["seconds"], logits=rows(flat_logits, raw["vocab"]) if flat_logits is not None else None,
-                      hidden=rows(raw["hidden"], raw["hidden_size"]) if hidden else None)
+                      hidden=rows(raw["hidden"], raw["hiddenSize"]) if hidden else None)
         # The bridge is what JavaScript's own timings (the model, the cache) leave of this call.
         spent = time.perf_counter() - began
-        self.clock.add(model=raw["seconds"], kv=raw["kv_seconds"], bridge=spent - raw["seconds"] - raw["kv_seconds"])
+        self.clock.add(model=raw["seconds"], kv=raw["kvSeconds"], bridge=spent - raw["seconds"] - raw["kvSeconds"])
         return result
 
     def rollback(self, length: int) -> None:
@@ -132,7 +157,7 @@ class BrowserDraft:
     async def step(self, features: list[list[float]], tokens: list[int], *, sampling: bool = False) -> DraftStep:
         began = time.perf_counter()
         flat = [value for row in features for value in row]
-        raw = plain(await self.bridge.draft(flat, list(tokens), sampling))
+        raw: BridgeDraftStep = checked(await self.bridge.draft(flat, list(tokens), sampling), BridgeDraftStep)
         self.clock.add(model=raw["seconds"], bridge=time.perf_counter() - began - raw["seconds"])
         return DraftStep(feature=numbers(raw["feature"]), token=int(raw["token"]), seconds=raw["seconds"],
                          ids=numbers(raw["ids"]) if sampling else [], probs=numbers(raw["probs"]) if sampling else [])

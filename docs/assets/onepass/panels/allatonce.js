@@ -10,6 +10,8 @@ import { button, el, visible } from '../dom.js';
 import { panelRunner } from './runs.js';
 import { widePassReadout } from '../widgets/pass-cost.js';
 
+/** @import { PredictResult } from '../runtime/contract.js' */
+
 export const DEFAULT_TEXT = DEFAULTS['all-at-once'].text;
 const { measureSizes: SIZES, measureRuns: RUNS } = DEFAULTS['all-at-once'];
 const SHOWN = 3; // predictions listed per position
@@ -35,10 +37,11 @@ export function mountAllAtOnce(root) {
   root.append(input, el('div', { className: 'onepass-controls' }, [run, measureButton, model.retry]),
     model.status, note, grid, summary, measured);
 
+  /** @param {PredictResult} result */
   function draw(result) {
     const label = (id) => result.labels[id] ?? `#${id}`;
     grid.replaceChildren(...result.ids.map((id, i) => {
-      const top = result.topk_ids[i].slice(0, SHOWN).map((t, j) => `${visible(label(t))} ${(100 * result.topk_probs[i][j]).toFixed(1)} %`);
+      const top = result.topkIds[i].slice(0, SHOWN).map((t, j) => `${visible(label(t))} ${(100 * result.topkProbs[i][j]).toFixed(1)} %`);
       const next = el('span', { className: 'onepass-next', textContent: visible(label(result.argmax[i])), title: `the model's top ${SHOWN} next tokens: ${top.join(' · ')}` });
       const more = el('ol', { className: 'onepass-topk', hidden: true }, top.map((t) => el('li', { textContent: t })));
       const cell = el('button', { type: 'button', className: 'onepass-cell' }, [el('span', { className: 'onepass-cell-token', textContent: visible(label(id)) }), next, more]);

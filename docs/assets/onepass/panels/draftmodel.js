@@ -4,7 +4,7 @@
  * is one round: the draft's small passes (one token each), then one pass of the model that verifies them, in the
  * colours of steps 4 and 5 (passview.js). Then the same text one token per pass, in the same request, for the
  * identity check and the wall clock; the run's α per draft position and c (both measured here, by Python:
- * py/onepass/panels.py's draft figures) go on the speed-up chart above, the formula's prediction beside the
+ * py/onepass/draft_figures.py) go on the speed-up chart above, the formula's prediction beside the
  * measured speed-up. "Best for my machine" sets the draft length to the formula's best at the measured α and c.
  * "Copy first" asks the text before the draft (the "lookup+draft" mode): prompt lookup's copy where the text's last
  * two tokens occurred before, else what the model's own earlier answers continued the last tokens with (the table
@@ -16,6 +16,8 @@ import { DEFAULTS, SITE_DRAFT } from './defaults.js';
 import { button, el, ms } from '../dom.js';
 import { SITE_ROOT } from '../store.js';
 import { runFrame } from './runs.js';
+
+/** @import { GenerateRequest, GenerateResult } from '../runtime/contract.js' */
 import { MAX_GAMMA } from '../speedup.js';
 import { showDraftRun } from '../widgets/speedup-chart.js';
 
@@ -69,6 +71,7 @@ export function mountDraftModel(root) {
     for (const node of [compare, figures, bestNote]) node.textContent = '';
     delete root.dataset.identical;
     delete root.dataset.copies;
+    /** @type {Partial<GenerateRequest>} */
     const request = { text: frame.input.value, mode: copyFirst.checked ? 'lookup+draft' : 'draft', gamma: draftLength(),
       baseline: true, chat: asChat.checked, kvCache: frame.kv.checked, maxNew: MAX_NEW };
     const { before, after } = CHAT_TURN;
@@ -78,14 +81,15 @@ export function mountDraftModel(root) {
     show(outcome.result);
   }
 
+  /** @param {GenerateResult} result */
   function show(result) {
     const { draft, baseline: one, totals } = result;
     const copies = result.mode === 'lookup+draft'
-      ? ` (${draft.copies} of them checked a copy, ${draft.copies - draft.answers} from the text and ${draft.answers} from the `
-        + `model's earlier answers, which kept ${draft.copied_tokens} tokens)` : '';
+      ? ` (${draft.copies} of them checked a copy, ${draft.copies - draft.fromAnswers} from the text and ${draft.fromAnswers} from the `
+        + `model's earlier answers, which kept ${draft.copiedTokens} tokens)` : '';
     compare.textContent = `Identical to one at a time: ${one.identical ? 'yes' : 'no'} · with the draft model: ${totals.passes} passes `
-      + `of the model${copies} and ${draft.passes} small passes of the draft, ${ms(result.wall_seconds)} on the wall clock · one at a time: `
-      + `${one.totals.passes} passes, ${ms(one.wall_seconds)} · ${totals.tokens} tokens, ${totals.accepted} of ${totals.drafted} `
+      + `of the model${copies} and ${draft.passes} small passes of the draft, ${ms(result.wallSeconds)} on the wall clock · one at a time: `
+      + `${one.totals.passes} passes, ${ms(one.wallSeconds)} · ${totals.tokens} tokens, ${totals.accepted} of ${totals.drafted} `
       + `drafted tokens accepted. ${verdict(one.speedup)}`;
     Object.assign(root.dataset, { identical: one.identical ? 'yes' : 'no', passes: totals.passes, draftPasses: draft.passes,
       greedyPasses: one.totals.passes, copies: draft.copies });
@@ -111,7 +115,7 @@ export function mountDraftModel(root) {
       + 'if anything these figures are a little less favourable to the draft than a run that drew neither.';
     root.dataset.alpha = draft.alpha;
     root.dataset.c = draft.c;
-    root.dataset.bestGamma = draft.best_gamma;
+    root.dataset.bestGamma = draft.bestGamma;
     showDraftRun({ alpha: draft.alpha, alphas: draft.acceptance.map((p) => p.alpha), c: draft.c, gamma: draft.gamma,
       measured: one.speedup });
   }
@@ -125,7 +129,7 @@ export function mountDraftModel(root) {
 
   best.addEventListener('click', () => {
     if (!measured) return;
-    const { best_gamma: length, best_predicted: top, alpha, c } = measured;
+    const { bestGamma: length, bestPredicted: top, alpha, c } = measured;
     const at = `at your α = ${alpha.toFixed(2)} and c = ${c.toFixed(3)}`;
     if (length === 0) {
       gamma.value = 1;

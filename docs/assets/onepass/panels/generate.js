@@ -8,6 +8,8 @@ import { breakdownTable, summarise } from './breakdown.js';
 import { DEFAULTS } from './defaults.js';
 import { runFrame } from './runs.js';
 
+/** @import { GenerateRequest } from '../runtime/contract.js' */
+
 const MODES = { greedy: 'One token per pass (greedy)', lookup: 'Prompt lookup (copy and check)' };
 const { text: DEFAULT_TEXT, maxNew: MAX_NEW, profiled: PROFILED } = DEFAULTS.generate;
 
@@ -41,6 +43,7 @@ export function mountGenerate(root) {
 
   frame.run.addEventListener('click', async () => {
     if (!frame.isRunning()) clear();
+    /** @type {Partial<GenerateRequest>} */
     const request = { text: frame.input.value, mode: mode.value, kvCache: frame.kv.checked, maxNew: MAX_NEW };
     show(await frame.execute(request), request);
   });
@@ -49,6 +52,7 @@ export function mountGenerate(root) {
     const example = DEFAULTS.lookup.examples.find((e) => e.key === PROFILED);
     clear();
     [frame.input.value, mode.value] = [example.prompt, 'lookup'];
+    /** @type {Partial<GenerateRequest>} */
     const request = { text: example.prompt, mode: 'lookup', kvCache: frame.kv.checked, maxNew: example.max_new };
     show(await frame.execute(request, { fresh: true }), request);
   });

@@ -9,6 +9,8 @@ import { recordLastPass, traces } from './model.js';
 import { legend, passTokens } from './passview.js';
 import { panelRunner, quietRun } from './runs.js';
 
+/** @import { PassRow, VerifyRequest, VerifyResult } from '../runtime/contract.js' */
+
 export const DEFAULT_PROMPT = DEFAULTS.guess.text;
 const TRIES = {
   early: { label: 'Fails early', guess: DEFAULTS.guess.tries.early },
@@ -46,6 +48,7 @@ export function mountGuess(root) {
     model.status, legend(['accepted', 'rejected', 'corrected', 'bonus']), note, tokens, verdict, kvLine,
   );
 
+  /** @param {VerifyResult} outcome */
   function draw(outcome) {
     const { pass, labels } = outcome;
     tokens.replaceChildren(...passTokens(pass, labels));
@@ -76,6 +79,10 @@ export function mountGuess(root) {
   }
 
   const byKv = {};
+  /**
+   * @param {VerifyRequest} request
+   * @param {PassRow} pass
+   */
   function showKv(request, pass) {
     const key = request.text + '\u0000' + request.guess;
     byKv[request.kvCache] = { key, pass };

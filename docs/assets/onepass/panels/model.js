@@ -9,6 +9,8 @@ import { KEYS, PROGRESS_EVENT, SITE_ROOT, forget, read, write } from '../store.j
 import { fit, measured } from '../estimate.js';
 import { keepForOffline } from '../offline.js';
 
+/** @import { LoadInfo, PassRow } from '../runtime/contract.js' */
+
 let manifestPromise = null;
 let tracesPromise = null;
 let keeping = null;
@@ -49,7 +51,10 @@ export function draftShare(manifest) {
 
 export const consented = () => read(KEYS.consent) === true;
 
-/** Resolves once the reader has agreed to the download, here or in any other panel or page (it is remembered). */
+/**
+ * Resolves once the reader has agreed to the download, here or in any other panel or page (it is remembered).
+ * @returns {Promise<void>}
+ */
 export function whenConsented() {
   return new Promise((resolve) => {
     if (consented()) return resolve();
@@ -163,7 +168,11 @@ export function modelStatus(root, { eager = true } = {}) {
   return { status, retry, ready, say: (text) => { status.textContent = text; } };
 }
 
-/** After a model run: the median time of a pass that fed one token (KV cache on), for the home page. */
+/**
+ * After a model run: the median time of a pass that fed one token (KV cache on), for the home page.
+ * @param {PassRow[]} passes
+ * @param {LoadInfo | null} info
+ */
 export function recordLastPass(passes, info) {
   const single = passes.filter((p) => p.fed.length === 1).map((p) => p.seconds * 1000);
   if (single.length && info) write(KEYS.lastPass, { ms: median(single), threads: info.threads, model: info.model });
@@ -174,7 +183,7 @@ export function recordLastPass(passes, info) {
  * formula reproduces this run's tokens per pass and time per token, after the pass that read the prompt.
  */
 export function recordMeasured(run, greedyRun, label) {
-  const m = greedyRun ? measured(run, greedyRun, run.proposer_seconds, run.max_draft) : null;
+  const m = greedyRun ? measured(run, greedyRun, run.proposerSeconds, run.maxDraft) : null;
   if (!m) {
     forget(KEYS.measured); // nothing drafted, or too short: the chart must not keep showing an older run
     return;

@@ -9,6 +9,8 @@
  */
 import { el, ms, visible } from '../dom.js';
 
+/** @import { GenerateResult, PassRow } from '../runtime/contract.js' */
+
 export const KINDS = {
   accepted: { mark: '✓', title: 'accepted: the draft token equals the model\'s own' },
   rejected: { mark: '✗', title: 'rejected: after the first disagreement, nothing of the draft is kept' },
@@ -29,7 +31,11 @@ export function legend(kinds = Object.keys(KINDS)) {
   return el('p', { className: 'onepass-legend' }, kinds.flatMap((kind) => [token(kind, kind), ' ']));
 }
 
-/** The tokens of one pass, in order: draft tokens as accepted/rejected, then the model's token. */
+/**
+ * The tokens of one pass, in order: draft tokens as accepted/rejected, then the model's token.
+ * @param {PassRow} pass
+ * @param {Object<string, string>} labels each id's text
+ */
 export function passTokens(pass, labels) {
   const label = (id) => labels[id] ?? `#${id}`;
   const tokens = pass.draft.map((id, i) => token(i < pass.accepted ? 'accepted' : 'rejected', label(id)));
@@ -39,6 +45,7 @@ export function passTokens(pass, labels) {
 }
 
 export class PassView {
+  /** @param {{kinds?: string[]}} [options] `kinds`: the legend's (all of them by default) */
   constructor({ kinds } = {}) {
     this.counters = el('p', { className: 'onepass-counters' });
     this.prompt = el('span', { className: 'onepass-prompt' });
@@ -71,14 +78,19 @@ export class PassView {
       + (this.passes ? ` · ${(this.tokens / this.passes).toFixed(2)} tokens per pass · ${ms(this.seconds)} in passes` : '');
   }
 
-  /** One pass arrives: `pass` (its draft, token, time, match), `text`, the text it completed, `labels`, each id's text. */
+  /**
+   * One pass arrives: `pass` (its draft, token, time, match), `text`, the text it completed, `labels`, each id's text.
+   * @param {PassRow} pass
+   * @param {string} text
+   * @param {Object<string, string>} labels
+   */
   add(pass, text, labels) {
     this.passes += 1;
     this.tokens += pass.added.length;
     this.seconds += pass.seconds;
     this.generated.textContent += text;
     const row = el('li', { className: 'onepass-pass' }, [
-      ...('draft_passes' in pass ? [this.drafted(pass), ' '] : []),
+      ...('draftPasses' in pass ? [this.drafted(pass), ' '] : []),
       el('span', { className: 'onepass-pass-head', textContent: `Pass ${this.passes} · ${ms(pass.seconds)} · +${pass.added.length}` }),
       ' ',
       ...passTokens(pass, labels),
@@ -90,21 +102,26 @@ export class PassView {
 
   /** The draft model's small passes before this pass of the model, counted and drawn at the row's head. */
   drafted(pass) {
-    this.draftPasses = (this.draftPasses ?? 0) + pass.draft_passes;
-    this.draftSeconds += pass.draft_seconds;
+    this.draftPasses = (this.draftPasses ?? 0) + pass.draftPasses;
+    this.draftSeconds += pass.draftSeconds;
     let text = 'draft: nothing to read yet, so';
-    if (pass.copied) text = `no small pass: copied from ${pass.answers ? "the model's earlier answers" : 'the text'}, then`;
-    else if (pass.draft_passes) text = `draft: ${pass.draft_passes} small pass${pass.draft_passes === 1 ? '' : 'es'}, ${ms(pass.draft_seconds)}, then`;
+    if (pass.copied) text = `no small pass: copied from ${pass.fromAnswers ? "the model's earlier answers" : 'the text'}, then`;
+    else if (pass.draftPasses) text = `draft: ${pass.draftPasses} small pass${pass.draftPasses === 1 ? '' : 'es'}, ${ms(pass.draftSeconds)}, then`;
     return el('span', { className: 'onepass-pass-draft', textContent: text });
   }
 
   /** The whole run is back: the final text replaces the streamed pieces (the stream held nothing back by then). */
+  /** @param {GenerateResult} result */
   finish(result) {
     if (typeof result.promptText === 'string') this.prompt.textContent = result.promptText; // as Python sent it
     this.generated.textContent = result.text;
   }
 }
 
+/**
+ * @param {PassRow} pass
+ * @param {Object<string, string>} labels
+ */
 function matchText(pass, labels) {
   if (!pass.match) return 'no earlier match: nothing to copy, an ordinary pass';
   const ngram = pass.match.ngram.map((id) => labels[id] ?? `#${id}`).join('');

@@ -21,6 +21,25 @@ import { button, el, ms } from '../dom.js';
 import { modelStatus, recordLastPass, traces } from './model.js';
 import { PassView } from './passview.js';
 
+/** @import { GenerateRequest, GenerateResult, LoadInfo, PassRow, Requests, Results, RunEvent } from '../runtime/contract.js' */
+/**
+ * A run live, as a panel may do it (execute's `live`): `asked`, the request built; `onEvent` takes the worker's events
+ * (the clock's); `run(onEvent)`, the client's run of the request, resolves to its result; resolves to what is drawn
+ * and cached.
+ * @template {keyof Results} K
+ * @template V
+ * @callback Live
+ * @param {Requests[K]} asked
+ * @param {{onEvent: (event: RunEvent) => void, info: LoadInfo | null,
+ *   run: (onEvent?: (event: RunEvent) => void) => Promise<Results[K]>}} context
+ * @returns {Promise<V>}
+ */
+/** @typedef {{events: {pass: PassRow, text: string}[], result: GenerateResult}} Recording a generation as it came */
+/**
+ * A live run's times, in seconds: its wall time, and each pass's parts (the contract's TIMING, the page's own).
+ * @typedef {{wall: number, passes: Object<string, number>[]}} Timing
+ */
+
 const TRACE_NOTE = 'A recorded run, made when this site was built, on the build machine: the same model and code as '
   + 'here, but the times are that machine\'s, not yours. Live runs replace it once the model has loaded.';
 
@@ -35,6 +54,11 @@ function recordedNote(trace) {
  * While a request runs, the status ticks every second ("Reading your 1,024-token text: 12 s…"), so a pass that
  * takes half a minute on the real model shows life. `event` takes the worker's 'started' and 'pass' events.
  */
+/**
+ * @param {(text: string) => void} say
+ * @param {{reading?: (tokens: number) => string, writing?: (passes: number) => string,
+ *   comparing?: (passes: number) => string}} [words]
+ */
 function runningClock(say, { reading = (n) => `Reading your ${n.toLocaleString('en')}-token text`,
   writing = (k) => `Writing: ${k} pass${k === 1 ? '' : 'es'} done`,
   comparing = (k) => `Now one at a time on the same text, to compare: ${k} pass${k === 1 ? '' : 'es'} done` } = {}) {
@@ -46,6 +70,7 @@ function runningClock(say, { reading = (n) => `Reading your ${n.toLocaleString('
   const show = () => say(`${baseline ? comparing(baseline) : passes ? writing(passes) : reading(tokens)}: `
     + `${Math.floor((performance.now() - began) / 1000)} s…`);
   return {
+    /** @param {RunEvent} m */
     event(m) {
       if (m.type === 'started') {
         [began, tokens] = [performance.now(), m.tokens];
@@ -63,7 +88,14 @@ function runningClock(say, { reading = (n) => `Reading your ${n.toLocaleString('
   };
 }
 
-/** What a panel's runner says, unless its panel words it for itself (step 3 runs a pass, step 4 a check). */
+/**
+ * @typedef {{busy?: string, running?: string, done?: string | ((value: *, request: Object<string, *>) => string),
+ *   cached?: string, failed?: string, reading?: (tokens: number) => string}} Words
+ */
+/**
+ * What a panel's runner says, unless its panel words it for itself (step 3 runs a pass, step 4 a check).
+ * @type {Words}
+ */
 const WORDS = {
   busy: 'A run is already in progress: wait for it to finish, or press Cancel.',
   running: 'Running…',
@@ -78,6 +110,9 @@ const WORDS = {
  * `notice` when the panel has one (it stays while a run goes on), else to the status line; `refuse(request)` is the
  * panel's own refusal, if any, after the empty text's; `cancel` is the panel's Cancel button; `eager: false` leaves
  * the model alone until a run needs it (modelStatus).
+ * @param {HTMLElement} root
+ * @param {{panel: string, words?: Words, notice?: HTMLElement | null, cancel?: HTMLButtonElement | null,
+ *   details?: boolean, refuse?: (request: Object<string, *>) => string, eager?: boolean}} options
  */
 export function panelRunner(root, { panel, words = {}, notice = null, cancel = null, details = false, refuse = () => '', eager = true }) {
   const rt = runtime();
@@ -120,9 +155,16 @@ export function panelRunner(root, { panel, words = {}, notice = null, cancel = n
    * events, for the clock; `run(onEvent)` is the client's run of this request), by default the client's run.
    * `start()` clears the last run's drawing once the run is accepted; `draw(value, fromCache)` draws what came back
    * (it may be async). Returns {value, fromCache}, or null when the run was refused or failed.
+   * @template {keyof Results} K
+   * @template [V=Results[K]]
+   * @param {K} kind
+   * @param {Partial<Requests[K]>} fields
+   * @param {{live?: Live<K, V>, draw: (value: V, fromCache: boolean) => *, start?: () => void, fresh?: boolean,
+   *   needsModel?: boolean}} options
+   * @returns {Promise<{value: V, fromCache: boolean} | null>}
    */
-  function execute(kind, fields, { live = (asked, { onEvent, run }) => run(onEvent), draw, start = () => {}, fresh = false,
-    needsModel = true }) {
+  function execute(kind, fields, { live = /** @type {Live<K, *>} V: Results[K] */ ((asked, { onEvent, run }) => run(onEvent)),
+    draw, start = () => {}, fresh = false, needsModel = true }) {
     const request = build(kind, fields);
     return exclusive(request, async () => {
       if (notice) notice.textContent = '';
@@ -197,7 +239,10 @@ export function runFrame(root, { panel, text, rows = 3, details = false, eager =
   root.append(input, controls, model.status, notice, ...(details ? [runner.detailBox] : []), extra, view.node, kvLine);
   const byKv = new Map(); // the last run's totals with the cache on and off, for the same request otherwise
 
-  /** The passes of a whole run (a recording or a trace), drawn at once. */
+  /**
+   * The passes of a whole run (a recording or a trace), drawn at once.
+   * @param {Recording} recording
+   */
   function replay({ events, result }) {
     for (const event of events) view.add(event.pass, event.text, result.labels);
     view.finish(result);
@@ -209,6 +254,9 @@ export function runFrame(root, { panel, text, rows = 3, details = false, eager =
    * `page` from the pass's message sent (or the previous row drawn, if later: passes that queue up are not counted
    * twice) to its row drawn, `drawing` the part of it the page spent drawing. `shown`: the prompt as the run
    * sends it, drawn until the result says (step 6 sends the text as a chat turn).
+   * @param {Partial<GenerateRequest>} fields
+   * @param {{note?: string, fresh?: boolean, shown?: string}} [options]
+   * @returns {Promise<{result: GenerateResult, fromCache: boolean, timing: Timing | null} | null>}
    */
   async function execute(fields, { note = '', fresh = false, shown = fields.text } = {}) {
     let timing = null;
@@ -245,6 +293,10 @@ export function runFrame(root, { panel, text, rows = 3, details = false, eager =
     return outcome && { result: outcome.value.result, fromCache: outcome.fromCache, timing };
   }
 
+  /**
+   * @param {GenerateRequest} request
+   * @param {GenerateResult} result
+   */
   function showKv(request, result) {
     const same = JSON.stringify({ ...request, kvCache: null });
     for (const [k, entry] of byKv) if (entry.same !== same) byKv.delete(k);
@@ -267,7 +319,12 @@ export function runFrame(root, { panel, text, rows = 3, details = false, eager =
     isRunning: runner.isRunning };
 }
 
-/** A live generation and its passes as they came, for the cache to replay; `onEvent` sees every event as it comes. */
+/**
+ * A live generation and its passes as they came, for the cache to replay; `onEvent` sees every event as it comes.
+ * @param {GenerateRequest} request
+ * @param {(event: RunEvent) => void} [onEvent]
+ * @returns {Promise<Recording>}
+ */
 async function record(request, onEvent = () => {}) {
   const events = [];
   const result = await runtime().run('generate', request, (m) => {
@@ -280,6 +337,9 @@ async function record(request, onEvent = () => {}) {
 /**
  * A generation that is compared or used, not drawn (step 5's greedy reference, step 4's own continuation): built
  * from `fields` as every request is, from the cache, or live.
+ * @param {string} panel
+ * @param {Partial<GenerateRequest>} fields
+ * @returns {Promise<GenerateResult>}
  */
 export async function quietRun(panel, fields) {
   const request = build('generate', fields);

@@ -15,6 +15,8 @@ import { DEFAULTS, SAMPLING_DRAWN, SITE_DRAFT } from './defaults.js';
 import { button, el, visible } from '../dom.js';
 import { panelRunner } from './runs.js';
 
+/** @import { SampleNextRequest, SampleNextResult, SampleRequest } from '../runtime/contract.js' */
+
 const { words: PRESET_WORDS, presets: PRESETS, text: LIVE_TEXT, draws: DRAWS } = DEFAULTS.sampling;
 // The kinds of py/onepass/drafts.py, as the reader sees them.
 const DRAFT_WORDS = {
@@ -49,7 +51,7 @@ export function mountSampling(root) {
     return el('tr', {}, [el('td', { textContent: word }), el('td', {}, [inputs.p[i]]), el('td', {}, [inputs.q[i]]),
       el('td', { className: 'onepass-observed' }), el('td', { className: 'onepass-count' })]);
   });
-  // The first seed shown (hooks/panels.py's, which drew the presets at it).
+  // The first seed shown (hooks/contract.py's, which drew the presets at it).
   let seed = SAMPLING_DRAWN.seed;
   let source = 'preset';
   const seedText = el('span', { className: 'onepass-seed' });
@@ -88,7 +90,7 @@ export function mountSampling(root) {
     const v = result.verdict;
     // Not called a p-value here: p is the target's probability on this page.
     verdict.textContent = `χ² = ${v.statistic.toFixed(2)} with ${v.dof} degrees of freedom; an exact rule gives a χ² this `
-      + `large or larger with probability ${v.p_value.toPrecision(3)}: `
+      + `large or larger with probability ${v.pValue.toPrecision(3)}: `
       + (v.consistent ? `consistent with the target p (no evidence against it at the ${v.level * 100} % level).`
         : `NOT consistent with p at the ${v.level * 100} % level. An exact rule still fails this test for one seed in ${Math.round(1 / v.level)}: try a new seed.`)
       + ` ${result.accepted.toLocaleString('en')} of ${result.draws.toLocaleString('en')} drafted tokens were kept as drafted.`;
@@ -108,6 +110,7 @@ export function mountSampling(root) {
   /** Draw and verify with the current source; the model's p needs the model, which is asked for the first time. */
   function sample() {
     const from = source;
+    /** @type {['sampleNext', Partial<SampleNextRequest>] | ['sample', Partial<SampleRequest>]} */
     const [kind, fields] = from === 'model' ? ['sampleNext', { text: liveText.value, draft: draftKind.value, draws: DRAWS, seed }]
       : ['sample', { p: read('p'), q: read('q'), draws: DRAWS, seed }];
     return runner.execute(kind, fields, {
@@ -117,7 +120,7 @@ export function mountSampling(root) {
       live: async (asked, { run }) => {
         if (from === 'preset') return { result: await run(), words: PRESET_WORDS, source: from };
         model.say('One pass for the model\'s p, then sampling…');
-        const result = await run();
+        const result = /** @type {SampleNextResult} */ (await run()); // the model's source asks sampleNext
         return { result, words: [...result.ids.map((id) => visible(result.labels[id])), OTHER], source: from };
       },
       draw,

@@ -89,7 +89,7 @@ function renderQuestion(question, index, answers) {
     if (answered && i === chosen) button.setAttribute('aria-pressed', 'true');
     button.addEventListener('click', () => {
       save({ ...storedAnswers(), [question.id]: i }); // redraws the quiz, so the clicked button is gone
-      document.querySelector(`#quiz-${question.id} .onepass-quiz__feedback`)?.focus();
+      /** @type {HTMLElement} */ (document.querySelector(`#quiz-${question.id} .onepass-quiz__feedback`))?.focus();
     });
     return el('li', {}, [button]);
   });

@@ -96,6 +96,7 @@ function summaryText({ alpha, c, gamma }) {
 
 function chartData(values, run, colours) {
   const best = bestGamma(values.alpha, values.c, GAMMAS);
+  /** @type {Object[]} Chart.js's datasets, each of its own kind (bars, a line, points) */
   const datasets = [
     {
       type: 'bar', label: 'speed-up', order: 2,
@@ -162,7 +163,8 @@ export async function mountChart(root) {
   const run = measuredRun();
   const controls = {};
   let chart = null;
-  const current = () => Object.fromEntries(SLIDERS.map((s) => [s.key, Number(controls[s.key].input.value)]));
+  const current = () => /** @type {{alpha: number, c: number, gamma: number}} */ (
+    Object.fromEntries(SLIDERS.map((s) => [s.key, Number(controls[s.key].input.value)])));
   const update = () => {
     const values = current();
     summary.textContent = summaryText(values);

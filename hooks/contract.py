@@ -1,7 +1,7 @@
 """MkDocs build hook: what Python decides for the pages, written into the built site as JavaScript modules.
 
 - ``site/assets/onepass/panels/defaults.js``: each model panel's starting text
-  and settings, and step 5's examples and editable proposer (``onepass.panels``'
+  and settings, and step 5's examples and editable proposer (``onepass.defaults``'
   ``DEFAULTS``, which the build's traces, ``hooks/traces.py``, run too);
 - ``site/assets/onepass/runtime/contract.js``: the contract between the pages
   and Python (``onepass.contract``): every kind of request with its fields and
@@ -12,7 +12,7 @@
 model the site ships (``hooks/model.py``'s manifest ``draft``: its window, its
 parameters, its size kept and on the wire), or why there is none, so step 6 needs no
 request of the model's folder until the reader asks for the model; and
-``SAMPLING_DRAWN``: step 6's sampling presets drawn by ``onepass.panels.sample``
+``SAMPLING_DRAWN``: step 6's sampling presets drawn by ``onepass.entry.sample``
 at the panel's first seed, which the panel shows until the reader draws in the
 tab, so reading the page starts no Python. The same facts of the draft fill the
 pages' ``{{ draft.* }}`` placeholders (``on_page_markdown``), labelled kept or on
@@ -28,7 +28,8 @@ from dataclasses import fields
 from pathlib import Path
 
 from onepass import contract
-from onepass.panels import DEFAULTS, sample
+from onepass.defaults import DEFAULTS
+from onepass.entry import sample
 
 MODULE = Path("assets", "onepass", "panels", "defaults.js")
 CONTRACT = Path("assets", "onepass", "runtime", "contract.js")
@@ -44,8 +45,12 @@ def jsdoc(hint) -> str:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint in PLAIN:
         return PLAIN[hint]
+    if isinstance(hint, str):  # a type contract.js defines
+        return hint
     if origin is typing.Literal:
         return "(" + "|".join(json.dumps(arg) for arg in args) + ")"
+    if origin is typing.Annotated:  # a JavaScript type of its own (contract.Float32: a Float32Array)
+        return next((meta for meta in hint.__metadata__ if isinstance(meta, str)), None) or jsdoc(args[0])
     if origin in (typing.Union, types.UnionType):
         return "(" + "|".join(jsdoc(arg) for arg in args) + ")"
     if origin is list:
@@ -79,17 +84,23 @@ def typedefs() -> list[str]:
         hints = typing.get_type_hints(cls)
         docs.append(typedef(cls.__name__ + "Request", {contract.wire(f.name): given(hints[f.name]) for f in fields(cls)},
                             {contract.wire(f.name) for f in fields(cls) if f.default is not None}))
-    seen = [contract.PassEvent, *contract.RESULTS.values()]
-    for typed in [contract.Match, contract.PassRow, contract.Totals, contract.Verdict, *seen]:
+    for typed in contract.typed_dicts([contract.PassEvent, *contract.RESULTS.values(), *contract.MESSAGES.values()]):
         hints = typing.get_type_hints(typed, include_extras=True)
         optional = {key for key, hint in hints.items() if typing.get_origin(hint) is typing.NotRequired}
         plain = {key: typing.get_args(hint)[0] if key in optional else hint for key, hint in hints.items()}
-        docs.append(typedef(typed.__name__, plain, optional))
+        names = contract.wire_names(typed)  # a result's keys by the requests' rule, the runtime's messages as written
+        docs.append(typedef(typed.__name__, {names[key]: hint for key, hint in plain.items()}, {names[key] for key in optional}))
+    # Each kind's request and result by the kind's wire name, so the client's run(kind, ...) is typed by its kind.
+    docs.append(typedef("Requests", {contract.wire(kind): f"{cls.__name__}Request" for kind, cls in contract.REQUESTS.items()},
+                        set()))
+    docs.append(typedef("Results", {contract.wire(kind): typed for kind, typed in contract.RESULTS.items()}, set()))
+    docs.extend(f"/** @typedef {{{jsdoc(hint)}}} {name} */" for name, hint in contract.MESSAGES.items()
+                if not typing.is_typeddict(hint))
     return docs
 
 
 def contract_module() -> str:
-    return ("/** Written by hooks/panels.py from py/onepass/contract.py: change the contract there. */\n\n"
+    return ("/** Written by hooks/contract.py from py/onepass/contract.py: change the contract there. */\n\n"
             + "\n\n".join(typedefs()) + "\n\n"
             + f"export const CONTRACT = {json.dumps(contract.described(), indent=2, ensure_ascii=False)};\n")
 
@@ -156,16 +167,18 @@ def on_page_markdown(markdown, page, config, files):
     return _DRAFT_PLACEHOLDER.sub(lambda match: facts.get(match.group(1), match.group(0)), markdown)
 
 
+def defaults_module(manifest: dict | None) -> str:
+    """``defaults.js`` for a site with the model of ``manifest`` (None: without one)."""
+    return ("/** Written by hooks/contract.py from py/onepass/defaults.py (DEFAULTS): change them there. */\n"
+            "/** The site's draft model, from its manifest (hooks/model.py). */\n"
+            f"export const SITE_DRAFT = {json.dumps(site_draft(manifest), ensure_ascii=False)};\n"
+            "/** Step 6's sampling presets drawn at the build, by the code the panel runs, at its first seed. */\n"
+            f"export const SAMPLING_DRAWN = {json.dumps(sampling_drawn(), ensure_ascii=False)};\n"
+            f"export const DEFAULTS = {json.dumps(DEFAULTS, indent=2, ensure_ascii=False)};\n")
+
+
 def on_post_build(config):
     site = Path(config["site_dir"])
-    for path, text in [
-        (MODULE, "/** Written by hooks/panels.py from py/onepass/panels.py (DEFAULTS): change them there. */\n"
-                 "/** The site's draft model, from its manifest (hooks/model.py). */\n"
-                 f"export const SITE_DRAFT = {json.dumps(site_draft(_chunks_manifest(config)), ensure_ascii=False)};\n"
-                 "/** Step 6's sampling presets drawn at the build, by the code the panel runs, at its first seed. */\n"
-                 f"export const SAMPLING_DRAWN = {json.dumps(sampling_drawn(), ensure_ascii=False)};\n"
-                 f"export const DEFAULTS = {json.dumps(DEFAULTS, indent=2, ensure_ascii=False)};\n"),
-        (CONTRACT, contract_module()),
-    ]:
+    for path, text in [(MODULE, defaults_module(_chunks_manifest(config))), (CONTRACT, contract_module())]:
         (site / path).parent.mkdir(parents=True, exist_ok=True)
         (site / path).write_text(text)
