@@ -16,7 +16,9 @@ decoded beside it, so a shard remade in another order reuses the answers already
 
 A shard is made only where the native int8 arithmetic is the tab's (``model_export.check.native_int8_products_exact``:
 on a processor without VNNI the native kernel saturates, and its answers are another model's), and every shard names
-the target it was made by (its identity), the chat template and the answers' cap.
+the target it was made by (its identity and its model's name), the chat template and the answers' cap. A shard's
+answers are reused only by the export that made them (``known_answers``); the corpus as a whole is one model's
+(``load``), whichever of its exports made each shard.
 """
 
 import argparse
@@ -187,19 +189,24 @@ def read_shard(path: Path) -> dict:
     return json.loads(gzip.decompress(path.read_bytes()))
 
 
-def load(shards: int | None = None, folder: Path = CORPUS, target: str | None = None) -> list[Text]:
-    """The first ``shards`` committed shards (all: None), in order. Every shard must name the same target (and
-    ``target``, when given) and the chat template this code writes, or the data would teach another model."""
+def load(shards: int | None = None, folder: Path = CORPUS, model: str | None = None) -> list[Text]:
+    """The first ``shards`` committed shards (all: None), in order. Every shard must name one model (``model``, when
+    given: a manifest's model name) and the chat template this code writes, or the data would teach another model.
+
+    Shards made by different exports of that model are one corpus: a shard holds texts, and what the draft learns
+    from them, the features and the next token at every position, is always asked of the target it is trained for
+    (``shipped.sequences``). An export of the same source on another processor, or after an exporter's change,
+    writes the same answers but where a near-tie falls the other way."""
     paths = sorted(folder.glob("shard-*.json.gz"))[:shards]
-    texts, targets = [], set()
+    texts, models = [], set()
     for path in paths:
         shard = read_shard(path)
         if shard["format"] != FORMAT or shard["template"] != TEMPLATE:
             raise ValueError(f"{path.name} was made with another format or chat template")
-        targets.add(shard["target"])
+        models.add(shard["model"])
         texts += [Text(t["source"], t["request"], np.asarray(t["ids"], np.int64), t["prompt"]) for t in shard["texts"]]
-    if len(targets) > 1 or (target is not None and targets and targets != {target}):
-        raise ValueError(f"the corpus's shards were made by other models than this one: {sorted(targets)}")
+    if len(models) > 1 or (model is not None and models and models != {model}):
+        raise ValueError(f"the corpus's shards were made by other models than this one: {sorted(models)}")
     return texts
 
 
@@ -229,8 +236,8 @@ def main(argv=None) -> int:
     tokenizer = Tokenizer.from_file(str(args.target / "tokenizer.json"))
     identity = target_identity(target.manifest)
     for path in sorted(CORPUS.glob("shard-*.json.gz"))[:1]:
-        if read_shard(path)["target"] != identity:
-            raise SystemExit(f"the committed shards were made by another export than {args.target}")
+        if read_shard(path)["model"] != target.manifest["model"]["name"]:
+            raise SystemExit(f"the committed shards were made by another model than {args.target}'s")
     total = shard_count(len(requests()))
     log = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
     known = known_answers(CORPUS, identity, MAX_NEW)  # read before any shard is remade over them

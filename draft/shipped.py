@@ -115,7 +115,7 @@ def train(export: Path, shards: int | None = None, seed: int = 0, out: Path = SH
     began = time.perf_counter()
     target = Target(export)
     identity = target_identity(target.manifest)
-    texts = corpus.load(shards, texts_dir, target=identity)
+    texts = corpus.load(shards, texts_dir, model=target.manifest["model"]["name"])
     data = sequences(target, texts, log)
     # onnxruntime's arena keeps what the widest pass grew it to (gigabytes): let it go before torch trains.
     target.model = None
@@ -162,7 +162,7 @@ def slice_losses(target: Target, texts_dir: Path = corpus.CORPUS, design: Design
     """The losses of the recipe's first ``SLICE["steps"]`` steps on the first ``SLICE["shards"]`` shards (``data``:
     the target's features over them, when already computed)."""
     if data is None:
-        data = sequences(target, corpus.load(SLICE["shards"], texts_dir, target=target_identity(target.manifest)), log)
+        data = sequences(target, corpus.load(SLICE["shards"], texts_dir, model=target.manifest["model"]["name"]), log)
     torch.manual_seed(seed)
     model = _model(target, written_tokens(data, design.readout, target.manifest["vocab_size"]), design)
     history = fit(model, data, recipe, seed=seed, log=lambda message: None, max_steps=SLICE["steps"])

@@ -5,7 +5,9 @@ vocabulary, special and end-of-text ids, the KV-cache layout and the outputs
 all come from here.
 """
 
+import hashlib
 import json
+from importlib.metadata import version
 from pathlib import Path
 
 from . import EXPORTER_VERSION
@@ -17,6 +19,18 @@ from .tokenizer import end_of_text_ids, special_ids
 MANIFEST_FORMAT = 1
 # What the quality figures compare the int8 model with (check.quality, bench_export.py).
 REFERENCE_IS = "the float32 export of the same model, its word tables tied as shipped (model.word_tables)"
+
+
+def arithmetic_identity(folder: Path) -> str:
+    """What the export computes, as one string: the sha256 of ``model.onnx`` with the onnxruntime that turned it
+    into ``model.ort`` (``ort_format.py``), and the tokenizer's sha256. Not ``model.ort``'s own hash: onnxruntime
+    writes the same graph in another byte order from another interpreter path (a clone in another folder), so
+    its hash named one model many ways; ``model.onnx`` is the same bytes from any path (``tests/test_exporter.py``;
+    another kind of processor can still compute another one: benchmarks/FINDINGS.md, "One export on every processor").
+    A draft names the model it was trained for by it, and the site ties cached results and traces to it
+    (``onepass.seam.target_identity``)."""
+    graph = hashlib.sha256(f"{sha256_file(folder / 'model.onnx')} onnxruntime {version('onnxruntime')}".encode())
+    return f"{graph.hexdigest()}:{sha256_file(folder / 'tokenizer.json')}"
 
 
 def write_manifest(folder: Path, loaded, files: list[str], graph: str, opset: int, counts: dict, tables: dict) -> dict:
@@ -38,6 +52,7 @@ def write_manifest(folder: Path, loaded, files: list[str], graph: str, opset: in
         "graph": graph,
         "files": [{"name": name, "size": (folder / name).stat().st_size, "sha256": sha256_file(folder / name)}
                   for name in files],
+        "identity": arithmetic_identity(folder),
         "vocab_size": config.vocab_size,
         "special_ids": special_ids(loaded.tokenizer),
         "eos_ids": end_of_text_ids(loaded.tokenizer, loaded.model),

@@ -57,7 +57,7 @@ def test_a_shard_holds_the_targets_own_greedy_answers(tiny_export, tiny_corpus, 
 
     from onepass.greedy import greedy
 
-    texts = corpus.load(None, tiny_corpus, target=target_identity(tiny_model.manifest))
+    texts = corpus.load(None, tiny_corpus, model=tiny_model.manifest["model"]["name"])
     assert len(texts) == 24 and {t.source for t in texts} <= set(corpus.SOURCES)
     shard = corpus.read_shard(corpus.shard_path(0, tiny_corpus))
     assert shard["template"] == corpus.TEMPLATE and shard["max_new"] == 8 and shard["made"]["processor"]
@@ -95,12 +95,12 @@ def test_an_answer_is_the_same_whatever_is_decoded_beside_it_so_a_remade_shard_r
 
 @pytest.mark.slow
 def test_the_corpus_refuses_shards_of_another_model_or_template(tiny_corpus, tmp_path):
-    for k, change in enumerate(({"target": "another"}, {"template": "<other>{request}"})):
+    for k, change in enumerate(({"model": "another"}, {"template": "<other>{request}"})):
         shard = corpus.read_shard(corpus.shard_path(0, tiny_corpus))
         (tmp_path / f"t{k}").mkdir()
         corpus.shard_path(0, tmp_path / f"t{k}").write_bytes(gzip.compress(json.dumps({**shard, **change}).encode()))
         with pytest.raises(ValueError):
-            corpus.load(None, tmp_path / f"t{k}", target=shard["target"])
+            corpus.load(None, tmp_path / f"t{k}", model=shard["model"])
 
 
 @pytest.mark.slow

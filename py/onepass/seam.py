@@ -59,8 +59,10 @@ def check_rows(new_ids: list[int], rows_from: int, hidden: int = 0) -> None:
 
 
 def target_identity(manifest: dict) -> str:
-    """A model's identity: its files' sha256, in order, from its export's manifest or the site's (which states it).
-    The one definition: a draft names the model it was trained for by it, the site ties traces and caches to it."""
+    """A model's identity: what its export's manifest states (``model_export.manifest.arithmetic_identity``: what it
+    computes, the same from any clone and processor), or, for a manifest that states none, its files' sha256 in
+    order. The one definition: a draft names the model it was trained for by it, the site ties traces and caches
+    to it."""
     return manifest.get("identity") or ":".join(entry["sha256"] for entry in manifest["files"])
 
 
