@@ -21,7 +21,7 @@ same sha256 checks either. The site's ``manifest.json`` is the export's, plus
 a ``chunks`` list per file (name, size and sha256 uncompressed,
 ``download_size`` compressed) that the browser fetches, checks and keeps one
 by one, each file's and the whole model's ``download_size`` (bytes on the
-wire), and the model's ``identity`` (its files' hashes), to which the page
+wire), and the model's ``identity`` (what it computes), to which the page
 ties cached results and the build's traces (``hooks/traces.py``).
 
 ``ONEPASS_DRAFT_DIR``, if set and not empty, points at the draft model built for
@@ -165,8 +165,8 @@ def served_files(manifest: dict) -> list[dict]:
 
 
 def identity(manifest: dict) -> str:
-    """What a cached result or a precomputed trace is tied to: the hashes of the model's files, in order (the one
-    definition, ``onepass.seam.target_identity``, which a draft names its model by too)."""
+    """What a cached result or a precomputed trace is tied to: what the model computes, as its export's manifest
+    states it (the one definition, ``onepass.seam.target_identity``, which a draft names its model by too)."""
     return target_identity(manifest)
 
 
