@@ -12,7 +12,6 @@ prompts) are cached apart, keyed by the target and the code that makes them, so 
 re-trains without re-running the target.
 """
 
-import ast
 import hashlib
 import importlib.metadata
 import json
@@ -30,7 +29,7 @@ import torch
 from tokenizers import Tokenizer
 
 from model_export.build import _exclusive as exclusive  # the exporter's one lock (public by use; renaming it would re-key every export)
-from model_export.cache import cache_root, sha256_file
+from model_export.cache import cache_root, code_of, sha256_file
 
 from . import answers as draft_answers
 from . import data as draft_data
@@ -90,19 +89,6 @@ TINY_HIDDEN = 256  # a target narrower than this is a test model: the tiny plan
 
 def plan_for(target: Target) -> Plan:
     return TINY if target.hidden_size < TINY_HIDDEN else REAL
-
-
-def code_of(source: str) -> bytes:
-    """What in a module's source can change what it does: its syntax tree without docstrings (comments are not in
-    it), so a comment or a docstring edited does not re-key the data and the draft (18 minutes on 2 cores)."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
-            node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree).encode()
 
 
 def code_fingerprint(names=None) -> str:

@@ -25,8 +25,8 @@ def arithmetic_identity(folder: Path) -> str:
     """What the export computes, as one string: the sha256 of ``model.onnx`` with the onnxruntime that turned it
     into ``model.ort`` (``ort_format.py``), and the tokenizer's sha256. Not ``model.ort``'s own hash: onnxruntime
     writes the same graph in another byte order from another interpreter path (a clone in another folder), so
-    its hash named one model many ways; ``model.onnx`` is the same bytes from any path (``tests/test_exporter.py``;
-    another kind of processor can still compute another one: benchmarks/FINDINGS.md, "One export on every processor").
+    its hash named one model many ways; ``model.onnx`` is the same bytes from any path and on any processor
+    (``tests/test_exporter.py``; benchmarks/FINDINGS.md, "One export on every processor").
     A draft names the model it was trained for by it, and the site ties cached results and traces to it
     (``onepass.seam.target_identity``)."""
     graph = hashlib.sha256(f"{sha256_file(folder / 'model.onnx')} onnxruntime {version('onnxruntime')}".encode())

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from model_export.build import build
-from model_export.cache import cache_root, prune, sha256_file
+from model_export.cache import cache_root, code_of, prune, sha256_file
 from model_export.default_gguf import (HEADER_SHA256, HEADER_SIZE, default_gguf_path, fetch_default_header,
                                        metadata_header)
 from model_export.sources import SourceError, check_gguf_metadata, gguf_model_name, resolve
@@ -65,12 +65,15 @@ def test_tiny_rebuild_is_byte_identical(tiny_export, tmp_path, monkeypatch):
     monkeypatch.setattr("model_export.tiny.fetch_default_header", lambda: header)
     monkeypatch.setenv("ONEPASS_CACHE", str(tmp_path / "one"))
     rebuilt = [build("tiny", log=lambda message: None)]
-    # The second in a process of its own on MKL's most conservative code path: the calibration's float32 sums
-    # once came out of whichever path a process chose, and moved the int8 bytes (model_export/calibration.py).
+    # The second in a process of its own on MKL's most conservative code path and ATen's AVX2 one, as another
+    # processor would take: the calibration's float32 sums once came out of whichever path a process or a processor
+    # chose, and moved the int8 bytes (model_export/calibration.py). ATen's scalar path ("default") moves the tiny
+    # model's random weights themselves, so it cannot be imitated here.
     other = tmp_path / "two"
     (other / "sources").mkdir(parents=True)
     (other / "sources" / header.name).write_bytes(header.read_bytes())
-    env = {**os.environ, "ONEPASS_CACHE": str(other), "MKL_CBWR": "COMPATIBLE", "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "ONEPASS_CACHE": str(other), "MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "avx2",
+           "HF_HUB_OFFLINE": "1"}
     result = subprocess.run([sys.executable, "-m", "model_export", "--source", "tiny"], capture_output=True, text=True,
                             env=env, timeout=600)
     assert result.returncode == 0, result.stderr
@@ -219,3 +222,10 @@ def test_prune_deletes_only_the_same_sources_other_exports(tmp_path):
     assert sorted(prune(keep, log=lambda _: None)) == sorted(stale)
     assert keep.is_dir() and all(folder.is_dir() for folder in others)
     assert not any(folder.exists() for folder in stale)
+
+
+def test_an_exporters_comment_or_docstring_re_keys_no_export():
+    """An export takes minutes: its key hashes the exporter's syntax, so only an edit to what the code does re-keys it."""
+    source = 'def f(x):\n    """Say what it does."""\n    return x + 1  # one more\n'
+    assert code_of(source) == code_of(source.replace("Say what it does.", "Say it otherwise.").replace("# one more", ""))
+    assert code_of(source) != code_of(source.replace("x + 1", "x + 2"))

@@ -92,9 +92,11 @@ def test_spelling_orange_gets_nothing_from_lookup_and_keeps_the_models_mistake(r
     if lookup.tokens != RECORDED["spelling"]["lookup"]["tokens"]:
         # As for Past tense: the page quotes the tab's run (tests/test_pages_real.py checks it there).
         pytest.skip(f"this processor's native arithmetic gives another answer: {tokenizer.decode(lookup.tokens)!r}")
-    # The 0.5B model misspells the word (step 5's run); its one copy, the chat markup after the question, is rejected.
-    assert tokenizer.decode(lookup.tokens) == "O r n o i e<|im_end|>"
-    assert [i for i, record in enumerate(lookup.passes) if record.draft] == [0]
+    # The 0.5B model misspells the word (step 5's run). Both copies are rejected: the chat markup after the question,
+    # and at the second " r", what followed the first.
+    assert tokenizer.decode(lookup.tokens) == "O r n o r e<|im_end|>"
+    assert [tokenizer.decode(record.draft) for record in lookup.passes if record.draft] == ["<|im_start|>assistant\n",
+                                                                                         " n o r"]
 
 
 def test_examples_are_found_by_key():

@@ -10,13 +10,18 @@ with ``<|im_end|>``. Each run shows one side of prompt lookup:
 - Past tense: long runs such as " the mat and" are copied from the sentence
   being rewritten; the model changes only what the tense needs ("watches" ->
   "watched").
-- Spelling: the spelled-out letters appear nowhere in the prompt, the one copy
-  (the chat markup after the question's line break) is rejected, and every
+- Spelling: the spelled-out letters appear nowhere in the prompt, both copies
+  (the chat markup after the question's line break; after the second " r",
+  what followed the first) are rejected, and every
   pass yields one token, exactly as in step 2. The default model answers the
-  first two correctly but misspells "orange" ("O r n o i e" since the export's
-  float64 calibration, "O r n o r e" before: the letters sit on near-ties),
-  and the drafted run writes the same misspelling: drafting changes the
-  passes, never the text.
+  first two correctly but misspells "orange" ("O r n o r e"; "O r n o i e" from
+  an export calibrated partly in float32: the letters sit on near-ties), and
+  the drafted run writes the same misspelling: drafting changes the passes,
+  never the text.
+
+Past tense asks for "the past tense" as well as "yesterday": asked for the
+second alone, the export calibrated in float64 throughout repeats the sentence
+unchanged (benchmarks/FINDINGS.md, "One export on every processor").
 
 ``recorded`` runs an example as step 5's panel does (prompt lookup with its
 drafting timed, then one token per pass) for the tests of ``estimate.py``.
@@ -60,8 +65,8 @@ EXAMPLES = (
     Example(
         key="past-tense",
         title="Past tense",
-        prompt=chat("Rewrite the text so that it happened yesterday: \"Every day, the cat sits on the mat and watches "
-                    "the birds in the garden, and the dog sleeps by the door of the kitchen.\""),
+        prompt=chat("Rewrite the text in the past tense, so that it happened yesterday: \"Every day, the cat sits on the "
+                    "mat and watches the birds in the garden, and the dog sleeps by the door of the kitchen.\""),
         max_new=64,
         point="long runs copied from the original; only the verbs change.",
     ),
