@@ -169,7 +169,8 @@ def forced(target: Target, texts: list[tuple[list[int], int]], kinds, into: Sequ
         pad = np.array([width - len(ids) for ids, _ in group], np.int64)
         argmax, hidden, _ = target.run(np.array([[0] * (width - len(ids)) + list(ids) for ids, _ in group]), pad=pad)
         for row, i in enumerate(indices):
-            found[i] = (argmax[row, pad[row]:], hidden[row, pad[row]:])
+            # Copies, in the kept precision: a view would keep the pass's whole float32 [B, n, d] alive.
+            found[i] = (argmax[row, pad[row]:].copy(), hidden[row, pad[row]:].astype(np.float16))
     # In the texts' own order, so the first k texts' rows are the first k sequences.
     for i, (ids, start) in enumerate(texts):
         into.add(ids, *found[i], kinds[i], start)

@@ -113,12 +113,13 @@ def train(export: Path, shards: int | None = None, seed: int = 0, out: Path = SH
     returns its manifest. The tests train the tiny model's in seconds with a design and recipe of its size."""
     torch.set_num_threads(2)
     began = time.perf_counter()
-    target = Target(export)
+    # Without onnxruntime's arena: it kept what the widest teacher-forced pass grew it to, and 6 shards' features
+    # took 20.9 GB at the peak (benchmarks/FINDINGS.md, "The draft on nine shards").
+    target = Target(export, arena=False)
     identity = target_identity(target.manifest)
     texts = corpus.load(shards, texts_dir, model=target.manifest["model"]["name"])
     data = sequences(target, texts, log)
-    # onnxruntime's arena keeps what the widest pass grew it to (gigabytes): let it go before torch trains.
-    target.model = None
+    target.model = None  # the session's own memory, before torch trains
     torch.manual_seed(seed)
     model = _model(target, written_tokens(data, design.readout, target.manifest["vocab_size"]), design)
     trained = time.perf_counter()

@@ -18,7 +18,9 @@ from onepass.backends.native import DraftUnavailable, NativeModel
 
 
 class Target:
-    def __init__(self, folder: Path | str, threads: int = 2):
+    def __init__(self, folder: Path | str, threads: int = 2, arena: bool = True):
+        """``arena``: False for passes of many widths (teacher-forced texts), whose memory onnxruntime's arena would
+        keep at the widest's size and then some (``native.session_options``)."""
         self.folder = Path(folder)
         path = self.folder / "manifest.json"
         if not path.is_file():
@@ -29,7 +31,7 @@ class Target:
         model = self.manifest["model"]
         if model.get("word_tables", {}).get("tables", 2 if not model.get("tied_embeddings") else 1) != 1:
             raise DraftUnavailable("the draft reads and writes through the model's one word table; this model has two")
-        self.model = NativeModel(self.folder, threads)
+        self.model = NativeModel(self.folder, threads, arena=arena)
         self.kv = self.manifest["kv"]
         self.hidden_size = model["hidden_size"]
         self.eos = set(self.manifest["eos_ids"])

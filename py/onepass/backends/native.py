@@ -29,10 +29,12 @@ THREADS = 2
 TOP_K = 10  # a draft's q for sampling: its most likely tokens, as many as the target's top k
 
 
-def session_options(threads: int, spinning: bool = True) -> ort.SessionOptions:
+def session_options(threads: int, spinning: bool = True, arena: bool = True) -> ort.SessionOptions:
     """``threads`` for one pass's operators; ``spinning``: whether the pool's idle threads busy-wait for the next
-    operator (onnxruntime's default), which is faster for a session that runs pass after pass."""
+    operator (onnxruntime's default), which is faster for a session that runs pass after pass; ``arena``: whether
+    the session keeps the memory its widest pass grew to (onnxruntime's default) or gives each pass's back."""
     options = ort.SessionOptions()
+    options.enable_cpu_mem_arena = arena
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
@@ -47,7 +49,7 @@ class NativeModel:
     returns every row.
     """
 
-    def __init__(self, folder: Path | str, threads: int = THREADS, file: str | None = None):
+    def __init__(self, folder: Path | str, threads: int = THREADS, file: str | None = None, arena: bool = True):
         folder = Path(folder)
         manifest_path = folder / "manifest.json"
         if not manifest_path.is_file():
@@ -55,7 +57,7 @@ class NativeModel:
         self.manifest = json.loads(manifest_path.read_text())
         self.facts = Facts.from_manifest(self.manifest)
         graph = folder / (file or self.manifest["graph"])
-        self.onnx = ort.InferenceSession(str(graph), session_options(threads), providers=["CPUExecutionProvider"])
+        self.onnx = ort.InferenceSession(str(graph), session_options(threads, arena=arena), providers=["CPUExecutionProvider"])
         self.first_row = self.manifest["inputs"].get("first_row")
         if self.first_row not in {i.name for i in self.onnx.get_inputs()}:
             self.first_row = None
