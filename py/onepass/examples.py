@@ -19,9 +19,10 @@ with ``<|im_end|>``. Each run shows one side of prompt lookup:
   the drafted run writes the same misspelling: drafting changes the passes,
   never the text.
 
-Past tense asks for "the past tense" as well as "yesterday": asked for the
-second alone, the export calibrated in float64 throughout repeats the sentence
-unchanged (benchmarks/FINDINGS.md, "One export on every processor").
+Past tense says "this text": asked to rewrite "the text", the export calibrated
+in float64 throughout repeats the sentence unchanged natively here, though not
+in the tab; this wording rewrites it in both (benchmarks/FINDINGS.md, "One
+export on every processor").
 
 ``recorded`` runs an example as step 5's panel does (prompt lookup with its
 drafting timed, then one token per pass) for the tests of ``estimate.py``.
@@ -65,8 +66,8 @@ EXAMPLES = (
     Example(
         key="past-tense",
         title="Past tense",
-        prompt=chat("Rewrite the text in the past tense, so that it happened yesterday: \"Every day, the cat sits on the "
-                    "mat and watches the birds in the garden, and the dog sleeps by the door of the kitchen.\""),
+        prompt=chat("Rewrite this text so that it happened yesterday: \"Every day, the cat sits on the mat and watches "
+                    "the birds in the garden, and the dog sleeps by the door of the kitchen.\""),
         max_new=64,
         point="long runs copied from the original; only the verbs change.",
     ),
