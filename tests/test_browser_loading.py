@@ -430,6 +430,11 @@ STORED_SIZES = """async () => {
 }"""
 
 
+def whole_chunks(page, served: dict) -> set:
+    """The chunks the browser keeps at their served size (``served``: name -> size)."""
+    return {name for name, size in page.evaluate(STORED_SIZES).items() if served.get(name) == size}
+
+
 def test_a_first_visit_closed_at_sixty_percent_resumes_from_the_kept_chunks(chromium, tiny_export, tmp_path):
     # A reader closes the tab partway through the first download; the next visit fetches only the chunks not kept.
     site = build_site(tiny_export, tmp_path / "site", chunk_mb="1")  # about 20 chunks, so 60 % falls between two
@@ -441,14 +446,13 @@ def test_a_first_visit_closed_at_sixty_percent_resumes_from_the_kept_chunks(chro
             page.evaluate(f"() => {{ window.loaded = ({LOAD})(); }}")
             deadline = time.monotonic() + 120
             # Chunks kept whole (a name alone may be a chunk still being written when the tab closes).
-            whole = lambda: [n for n, size in page.evaluate(STORED_SIZES).items() if served.get(n) == size]  # noqa: E731
-            while len(whole()) < 0.6 * len(served) and time.monotonic() < deadline:
+            while len(whole_chunks(page, served)) < 0.6 * len(served) and time.monotonic() < deadline:
                 page.wait_for_timeout(50)
             page.close()
             first = Counter(DroppingHandler.times)
             probe = context.new_page()
             probe.goto(server.url + "runtime/")
-            kept = {name for name, size in probe.evaluate(STORED_SIZES).items() if served.get(name) == size}
+            kept = whole_chunks(probe, served)
             probe.close()
             assert 0.6 * len(served) <= len(kept) < len(served), (len(kept), len(served))
             DroppingHandler.times.clear()
