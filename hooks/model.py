@@ -45,6 +45,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from model_export.cache import cache_root
 from onepass.seam import target_identity
 
 _PLACEHOLDER = re.compile(r"\{\{\s*model\.(\w+)\s*\}\}")
@@ -212,10 +213,44 @@ def write_chunks(source: Path, target: Path, limit: int) -> list[dict]:
 def _write_chunk(target: Path, data: bytes) -> dict:
     digest = hashlib.sha256(data).hexdigest()
     name = f"{CHUNK_FOLDER}/{digest}.gz"
-    # No name or time in the gzip header: the same piece gives the same bytes in every build.
-    packed = gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0)
+    packed = _packed(data, digest)
     (target / name).write_bytes(packed)
     return {"name": name, "size": len(data), "sha256": digest, "download_size": len(packed)}
+
+
+PACKED_CACHE_BYTES = 2 << 30  # the compressed pieces kept between builds: the real model's at two chunk sizes
+
+
+def _packed(data, digest: str) -> bytes:
+    """``data`` gzip-compressed, kept in the cache (``<cache>/chunks/``) under its sha256: compressing the real model's
+    499 MB at level 9 takes about half a minute, every build (benchmarks/FINDINGS.md, "CI's time"). A kept piece is
+    used only if it decompresses to ``digest``'s bytes (a second or two for the whole model)."""
+    kept = cache_root() / "chunks" / f"{digest}.gz{GZIP_LEVEL}"
+    try:
+        packed = kept.read_bytes()
+        if hashlib.sha256(gzip.decompress(packed)).hexdigest() == digest:
+            os.utime(kept)  # recently used: kept longest
+            return packed
+    except (OSError, EOFError, gzip.BadGzipFile):
+        pass
+    # No name or time in the gzip header: the same piece gives the same bytes in every build.
+    packed = gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    partial = kept.with_name(f"{kept.name}.{os.getpid()}.partial")
+    partial.write_bytes(packed)
+    os.replace(partial, kept)
+    _prune(kept.parent, PACKED_CACHE_BYTES)
+    return packed
+
+
+def _prune(folder: Path, limit: int) -> None:
+    """The least recently used pieces in ``folder`` deleted until what is left takes at most ``limit`` bytes."""
+    pieces_kept = sorted(folder.glob(f"*.gz{GZIP_LEVEL}"), key=lambda path: path.stat().st_mtime, reverse=True)
+    total = 0
+    for path in pieces_kept:
+        total += path.stat().st_size
+        if total > limit:
+            path.unlink(missing_ok=True)
 
 
 def add_chunks(listing: dict, source: Path, folder: Path) -> None:

@@ -161,3 +161,39 @@ def test_a_draft_for_another_model_stops_the_build(tiny_export, tiny_draft, tmp_
     build = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(tmp_path / "site")],
                            cwd=ROOT, env=env, capture_output=True, text=True)
     assert build.returncode != 0 and "was trained for another model" in build.stderr
+
+
+def test_python_s_snapshot_is_kept_in_the_cache_under_what_it_is_made_from(tmp_path, monkeypatch):
+    """hooks/python_snapshot.make keeps what it made (4.5 s of Chromium each build) and remakes it for another wheel
+    or when the kept file is damaged. Chromium's making is stood in for here: it is what the site's build exercises."""
+    import zipfile
+
+    from hooks import python_snapshot
+
+    monkeypatch.setenv("ONEPASS_CACHE", str(tmp_path / "cache"))
+    made = []
+
+    def make_it(pyodide, wheel, modules):
+        memory = f"python started with {zipfile.ZipFile(wheel).read('onepass/x.py')!r}".encode()
+        made.append(memory)
+        return {"name": f"python-{hashlib.sha256(memory).hexdigest()[:16]}.snapshot.gz", "jspi": True}, gzip.compress(memory)
+
+    monkeypatch.setattr(python_snapshot, "_make", make_it)
+    pyodide, out = tmp_path / "pyodide", tmp_path / "out"
+    pyodide.mkdir(), out.mkdir()
+    (pyodide / "pyodide.asm.wasm").write_bytes(b"\0asm")
+
+    def wheel(code: str) -> Path:
+        path = tmp_path / f"onepass-{len(made)}.whl"
+        with zipfile.ZipFile(path, "w") as files:
+            files.writestr("onepass/x.py", code)
+        return path
+
+    first = python_snapshot.make(pyodide, wheel("a = 1"), ["onepass"], out)
+    again = python_snapshot.make(pyodide, wheel("a = 1"), ["onepass"], out)
+    assert first == again and len(made) == 1 and (out / first["name"]).is_file()
+    other = python_snapshot.make(pyodide, wheel("a = 2"), ["onepass"], out)
+    assert other["name"] != first["name"] and len(made) == 2
+    for kept in (tmp_path / "cache" / "snapshots").glob("*.snapshot.gz"):
+        kept.write_bytes(b"damaged")
+    assert python_snapshot.make(pyodide, wheel("a = 1"), ["onepass"], out) == first and len(made) == 3

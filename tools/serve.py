@@ -62,7 +62,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dir", default="site")
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--port", type=int, default=8000, help="0: a free one (the line printed names it)")
     parser.add_argument("--no-isolation", action="store_true",
                         help="send none of _headers' headers (no COOP/COEP, no CSP), like a plain static host")
     args = parser.parse_args()
@@ -70,7 +70,7 @@ def main() -> None:
         parser.error(f"{args.dir}/_headers is missing: build the site first (make site)")
     handler = functools.partial(PlainHandler if args.no_isolation else HeadersHandler, directory=args.dir)
     server = ThreadingHTTPServer((args.host, args.port), handler)
-    print(f"serving {args.dir}/ at http://{args.host}:{args.port}/ (Ctrl-C stops)")
+    print(f"serving {args.dir}/ at http://{args.host}:{server.server_address[1]}/ (Ctrl-C stops)", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -3,6 +3,7 @@
 """
 
 import os
+import re
 import socket
 import socketserver
 import subprocess
@@ -33,22 +34,23 @@ def build_site(model_dir: Path, site_dir: Path, chunk_mb: str = TEST_CHUNK_MB, d
     return site_dir
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 class Server:
     """tools/serve.py over a folder, on a free localhost port (none of site/_headers when ``isolation`` is off)."""
 
     def __init__(self, folder: Path, isolation: bool = True):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
         flags = [] if isolation else ["--no-isolation"]
+        # The server binds a free port itself and names it (a port chosen here could be taken by another test worker
+        # before the server binds it, and the test would talk to that worker's server).
         self.process = subprocess.Popen([sys.executable, str(ROOT / "tools" / "serve.py"), "--dir", str(folder),
-                                         "--port", str(self.port), *flags],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                         "--port", "0", *flags],
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.process.stdout.readline()
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        if not found:
+            self.stop()
+            raise RuntimeError(f"tools/serve.py did not start on {folder}: {line!r}")
+        self.port = int(found.group(1))
+        self.url = f"http://127.0.0.1:{self.port}/"
         deadline = time.monotonic() + 20
         while True:
             try:
