@@ -44,6 +44,16 @@ def real_export() -> Path:
 
 
 @pytest.fixture(scope="session")
+def gguf_tokenizer():
+    """transformers' tokenizer built afresh from the whole pinned GGUF, its control tokens registered: the reference the
+    exported tokenizer.json is checked against (about 25 s, once a session)."""
+    from model_export.sources import fetch_default_gguf
+    from model_export.tokenizer import tokenizer_from_gguf
+
+    return tokenizer_from_gguf(fetch_default_gguf())
+
+
+@pytest.fixture(scope="session")
 def tiny_draft(tiny_export) -> Path:
     """The tiny model's draft model, as ``python -m draft`` builds it (seconds; cached)."""
     from draft.build import build as build_draft

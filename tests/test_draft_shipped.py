@@ -138,9 +138,12 @@ def test_the_same_weights_and_export_give_the_same_file(tiny_export, tiny_corpus
 
 
 @pytest.mark.slow
-def test_another_build_of_the_model_is_measured_before_it_ships(tiny_export, tiny_corpus, tiny_shipped, tmp_path):
+def test_another_build_of_the_model_is_measured_before_it_ships(tiny_export, tiny_corpus, tiny_shipped, tmp_path,
+                                                                monkeypatch):
     import shutil
 
+    # A cache of its own: the same tiny draft assembled by an earlier run would be found there, and say nothing.
+    monkeypatch.setenv("ONEPASS_CACHE", str(tmp_path / "cache"))
     said = []
     copy = tmp_path / "other"
     shutil.copytree(tiny_shipped, copy)
@@ -162,6 +165,7 @@ def test_a_processor_that_cannot_measure_ships_the_draft_unmeasured_and_says_so(
                                                                                  tiny_shipped, tmp_path, monkeypatch):
     import shutil
 
+    monkeypatch.setenv("ONEPASS_CACHE", str(tmp_path / "cache"))  # as above
     said = []
     copy = tmp_path / "other"
     shutil.copytree(tiny_shipped, copy)

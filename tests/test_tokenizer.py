@@ -5,8 +5,6 @@ import unicodedata
 import pytest
 from tokenizers import Tokenizer
 
-from model_export.sources import fetch_default_gguf
-from model_export.tokenizer import tokenizer_from_gguf
 from tests.conftest import manifest_of
 
 pytestmark = pytest.mark.slow  # the reference tokenizer takes half a minute to load
@@ -31,9 +29,9 @@ VARIED_TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def reference():
+def reference(gguf_tokenizer):
     """The transformers tokenizer built from the pinned GGUF, with its special tokens registered."""
-    return tokenizer_from_gguf(fetch_default_gguf())
+    return gguf_tokenizer
 
 
 @pytest.fixture(scope="module")
