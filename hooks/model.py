@@ -223,8 +223,8 @@ PACKED_CACHE_BYTES = 2 << 30  # the compressed pieces kept between builds: the r
 
 def _packed(data, digest: str) -> bytes:
     """``data`` gzip-compressed, kept in the cache (``<cache>/chunks/``) under its sha256: compressing the real model's
-    499 MB at level 9 takes about half a minute, every build (benchmarks/FINDINGS.md, "CI's time"). A kept piece is
-    used only if it decompresses to ``digest``'s bytes (a second or two for the whole model)."""
+    499 MB at level 9 takes about half a minute, every build (benchmarks/FINDINGS.md, "The build's slow parts kept").
+    A kept piece is used only if it decompresses to ``digest``'s bytes (a second or two for the whole model)."""
     kept = cache_root() / "chunks" / f"{digest}.gz{GZIP_LEVEL}"
     try:
         packed = kept.read_bytes()

@@ -47,8 +47,9 @@ def make(pyodide: Path, wheel: Path, modules: list[str], out_folder: Path) -> di
     """The snapshot, written to ``out_folder`` as ``python-<sha256 of the snapshot, 16>.snapshot.gz``.
 
     Returns ``{"name": file name, "jspi": whether the browser that made it had stack switching}``. Making it takes
-    about 4.5 s of a 7 s build (a 2-core AMD EPYC), so it is kept in the cache (``<cache>/snapshots/``) under a key of
-    everything it is made from: Pyodide's files, the wheel's contents, the modules, this code and Chromium's version.
+    about 4.7 s of an 8 s build (benchmarks/FINDINGS.md, "The build's slow parts kept"), so it is kept in the cache
+    (``<cache>/snapshots/``) under a key of everything it is made from: Pyodide's files, the wheel's contents, the
+    modules, this code and Chromium's version.
     """
     kept = cache_root() / "snapshots" / f"python-{_key(pyodide, wheel, modules)}"
     found = _kept(kept)
