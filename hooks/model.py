@@ -45,7 +45,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from model_export.cache import cache_root
+from model_export.cache import cache_root, write_whole
 from onepass.seam import target_identity
 
 _PLACEHOLDER = re.compile(r"\{\{\s*model\.(\w+)\s*\}\}")
@@ -236,9 +236,7 @@ def _packed(data, digest: str) -> bytes:
     # No name or time in the gzip header: the same piece gives the same bytes in every build.
     packed = gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0)
     kept.parent.mkdir(parents=True, exist_ok=True)
-    partial = kept.with_name(f"{kept.name}.{os.getpid()}.partial")
-    partial.write_bytes(packed)
-    os.replace(partial, kept)
+    write_whole(kept, packed)
     _prune(kept.parent, PACKED_CACHE_BYTES)
     return packed
 

@@ -20,7 +20,7 @@ import zipfile
 from pathlib import Path
 
 from hooks.headers import ISOLATION, format_rules
-from model_export.cache import cache_root, sha256_file
+from model_export.cache import cache_root, sha256_file, write_whole
 from tools.site import CHROMIUM, CHROMIUM_ARGS, Server
 
 KEPT = 8  # snapshots kept in the cache
@@ -56,10 +56,8 @@ def make(pyodide: Path, wheel: Path, modules: list[str], out_folder: Path) -> di
     info, gzipped = found or _make(pyodide, wheel, modules)
     if not found:
         kept.parent.mkdir(parents=True, exist_ok=True)
-        for suffix, data in ((".snapshot.gz", gzipped), (".json", json.dumps(info).encode())):
-            partial = kept.with_name(f"{kept.name}{suffix}.{os.getpid()}.partial")
-            partial.write_bytes(data)
-            os.replace(partial, kept.with_suffix(suffix))
+        write_whole(kept.with_suffix(".snapshot.gz"), gzipped)
+        write_whole(kept.with_suffix(".json"), json.dumps(info).encode())
         # Each change to py/ makes another (6 MB): the most recently made or used are kept.
         for old in sorted(kept.parent.glob("python-*.json"), key=lambda path: path.stat().st_mtime)[:-KEPT]:
             for suffix in (".json", ".snapshot.gz"):

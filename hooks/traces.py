@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from hooks.model import identity
+from model_export.cache import write_whole
 from onepass import entry
 from onepass.defaults import DEFAULTS
 
@@ -88,9 +89,7 @@ def on_post_build(config):
     cache = Path(os.environ.get("ONEPASS_CACHE") or folder) / f"traces-{code_key(manifest)}.json"
     if not cache.is_file():
         data = {"identity": identity(manifest), "traces": asyncio.run(precompute(folder))}
-        partial = cache.with_name(f"{cache.name}.{os.getpid()}.partial")  # two builds at once read a whole file
-        partial.write_text(json.dumps(data, ensure_ascii=False))
-        os.replace(partial, cache)
+        write_whole(cache, json.dumps(data, ensure_ascii=False).encode())  # two builds at once
     target = Path(config["site_dir"]) / "model"
     target.mkdir(parents=True, exist_ok=True)
     (target / "traces.json").write_text(cache.read_text())

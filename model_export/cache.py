@@ -68,6 +68,14 @@ def export_key(source_identity: dict) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:KEY_LENGTH]
 
 
+def write_whole(path: Path, data: bytes) -> None:
+    """``data`` at ``path``, written beside it first and renamed: a process reading ``path`` meanwhile (another build,
+    another test worker) finds the old file or the whole new one, never a part."""
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    partial.write_bytes(data)
+    os.replace(partial, path)
+
+
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
