@@ -92,7 +92,7 @@ def main() -> None:
     tokenizer = Tokenizer.from_file(str(target.folder / "tokenizer.json"))
     if args.corpus:
         began = time.perf_counter()
-        data = shipped.sequences(target, corpus.load(args.corpus), log)
+        data = shipped.corpus_sequences(target, args.corpus, log=log)
         data_seconds = {"features": time.perf_counter() - began}
     elif args.data:
         data, data_seconds = pickle.loads(args.data.read_bytes())

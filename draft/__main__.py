@@ -6,7 +6,8 @@ seconds and nothing is trained (``shipped.assemble``). For another model, a quic
 ``ONEPASS_DRAFT=none``) asks for none. A model for which no draft can be had exits with status 3 and says why.
 
 ``--retrain`` is the developer's ``make draft``: train the shipped draft again from the committed corpus and write
-``draft/shipped/``.
+``draft/shipped/``. Its longest part, the target's features over every shard, is kept in the cache a shard at a time
+(``shipped.shard_sequences``); ``--features`` makes only those, so they can be made ahead, over several sittings.
 """
 
 import argparse
@@ -27,10 +28,20 @@ def main(argv=None) -> int:
     parser.add_argument("--force", action="store_true", help="rebuild a quick draft even if the cache holds it")
     parser.add_argument("--no-train", action="store_true", help="no quick draft for a model without a shipped one")
     parser.add_argument("--retrain", action="store_true", help="train the shipped draft from the committed corpus")
-    parser.add_argument("--shards", type=int, default=None, help="with --retrain: the corpus's first N shards only")
+    parser.add_argument("--features", action="store_true", help="only the target's features over the committed "
+                        "shards, into the cache, a shard at a time (--retrain's longest part; stop and go on any time)")
+    parser.add_argument("--shards", type=int, default=None, help="with --retrain or --features: the corpus's first N "
+                        "shards only")
     args = parser.parse_args(argv)
     log = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731 - stdout carries only the folder
     try:
+        if args.features:
+            from .target import Target
+
+            target = Target(args.target, arena=False)
+            for path in shipped.corpus.paths(args.shards):
+                shipped.shard_sequences(target, path, log)  # each shard's kept, none held in memory
+            return 0
         if args.retrain:
             shipped.train(args.target, args.shards, args.seed, log=log)
             return 0

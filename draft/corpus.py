@@ -197,23 +197,31 @@ def load(shards: int | None = None, folder: Path = CORPUS, model: str | None = N
     from them, the features and the next token at every position, is always asked of the target it is trained for
     (``shipped.sequences``). An export of the same source on another processor, or after an exporter's change,
     writes the same answers but where a near-tie falls the other way."""
-    paths = sorted(folder.glob("shard-*.json.gz"))[:shards]
     texts, models = [], set()
-    for path in paths:
+    for path in paths(shards, folder):
         shard = read_shard(path)
         if shard["format"] != FORMAT or shard["template"] != TEMPLATE:
             raise ValueError(f"{path.name} was made with another format or chat template")
         models.add(shard["model"])
-        texts += [Text(t["source"], t["request"], np.asarray(t["ids"], np.int64), t["prompt"]) for t in shard["texts"]]
+        texts += shard_texts(shard)
     if len(models) > 1 or (model is not None and models and models != {model}):
         raise ValueError(f"the corpus's shards were made by other models than this one: {sorted(models)}")
     return texts
 
 
+def paths(shards: int | None = None, folder: Path = CORPUS) -> list[Path]:
+    """The first ``shards`` committed shards' files (all: None), in order."""
+    return sorted(folder.glob("shard-*.json.gz"))[:shards]
+
+
+def shard_texts(shard: dict) -> list[Text]:
+    return [Text(t["source"], t["request"], np.asarray(t["ids"], np.int64), t["prompt"]) for t in shard["texts"]]
+
+
 def fingerprint(shards: int | None = None, folder: Path = CORPUS) -> str:
     """The sha256 of the shards' bytes, in order: what a draft records it learned from."""
     digest = hashlib.sha256()
-    for path in sorted(folder.glob("shard-*.json.gz"))[:shards]:
+    for path in paths(shards, folder):
         digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
 

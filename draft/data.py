@@ -62,6 +62,11 @@ class Sequences:
         self.kinds.append(kind)
         self.starts.append(start)
 
+    def extend(self, other: "Sequences") -> None:
+        for mine, theirs in zip((self.ids, self.hidden, self.argmax, self.kinds, self.starts),
+                                (other.ids, other.hidden, other.argmax, other.kinds, other.starts)):
+            mine.extend(theirs)
+
     def counts(self) -> dict:
         return {kind: sum(len(i) for i, k in zip(self.ids, self.kinds) if k == kind) for kind in SOURCES}
 

@@ -35,7 +35,7 @@ from onepass.seam import target_identity
 from tokenizers import Tokenizer
 
 from model_export.build import _exclusive as exclusive
-from model_export.cache import cache_root, sha256_file
+from model_export.cache import cache_root, sha256_file, write_whole
 from model_export.check import native_int8_products_exact
 
 from . import answers as draft_answers
@@ -58,6 +58,7 @@ DESIGN = Design()  # the design measured best (build.Design)
 RECIPE = Recipe(epochs=3)
 SLICE = {"shards": 1, "steps": 40}  # what the opt-in test retrains: its losses are recorded
 _ASSEMBLY_MODULES = ("shipped.py", "export.py", "heads.py", "answers.py", "build.py")
+_FEATURE_MODULES = ("data.py", "target.py")  # what runs the target's passes over a shard
 
 
 def manifest(folder: Path = SHIPPED) -> dict | None:
@@ -71,6 +72,63 @@ def sequences(target: Target, texts: list[corpus.Text], log=print) -> Sequences:
     data = Sequences()
     forced(target, [(t.ids.tolist(), t.prompt) for t in texts], [t.source for t in texts], data, FORCED_BATCH)
     log(f"draft: the target's features over {data.tokens():,} tokens in {time.perf_counter() - began:.0f} s")
+    return data
+
+
+def features_key(target: Target, path: Path) -> str:
+    """What a shard's features are made from: the target (what it computes), the shard's bytes, the code that runs the
+    passes and whether native int8 is the tab's arithmetic here (elsewhere the features are another model's)."""
+    digest = hashlib.sha256(target_identity(target.manifest).encode())
+    digest.update(sha256_file(path).encode())
+    digest.update(code_fingerprint(_FEATURE_MODULES).encode())
+    digest.update(str(native_int8_products_exact()).encode())
+    return digest.hexdigest()[:16]
+
+
+def shard_sequences(target: Target, path: Path, log=print, folder: Path | None = None) -> Sequences:
+    """The target's features and choices over one committed shard, kept in ``<cache>/features/`` (float16, about
+    150 MB a shard of the default model) so that training on many shards can be prepared a shard at a time, over
+    several sittings (``python -m draft --target EXPORT --features``), and a retraining with another recipe or on
+    more shards asks the target again only for what is new. A text's features do not depend on the texts passed
+    beside it (``data.aligned_batches``), so a shard's are the same alone as amid the whole corpus, bit for bit."""
+    folder = cache_root() / "features" if folder is None else folder
+    texts = corpus.shard_texts(corpus.read_shard(path))
+    stem = f"{slug(target.manifest)}-{path.name.split('.')[0]}"
+    kept = folder / f"{stem}-{features_key(target, path)}.npz"
+    lengths = [len(t.ids) for t in texts]
+    if kept.is_file():
+        try:
+            with np.load(kept) as arrays:
+                if arrays["lengths"].tolist() == lengths:
+                    data = Sequences()
+                    ends = np.cumsum(lengths)
+                    for t, end, length in zip(texts, ends, lengths):
+                        data.add(t.ids, arrays["argmax"][end - length:end], arrays["hidden"][end - length:end],
+                                 t.source, t.prompt)
+                    log(f"draft: the target's features over {path.name} from the cache")
+                    return data
+        except (OSError, ValueError, KeyError):
+            pass  # damaged: made again below
+        log(f"draft: {kept.name} in the cache does not hold {path.name}'s features: made again")
+    data = sequences(target, texts, log)
+    buffer = io.BytesIO()
+    np.savez(buffer, lengths=np.asarray(lengths, np.int64), argmax=np.concatenate(data.argmax).astype(np.int32),
+             hidden=np.concatenate(data.hidden))
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob(f"{stem}-*.npz"):
+        stale.unlink(missing_ok=True)  # the same shard's features for another target or code: one kept a shard
+    write_whole(kept, buffer.getvalue())
+    return data
+
+
+def corpus_sequences(target: Target, shards: int | None = None, texts_dir: Path = corpus.CORPUS, log=print,
+                     folder: Path | None = None) -> Sequences:
+    """The target's features and choices over the first ``shards`` committed shards (all: None), in order, each
+    shard's from the cache where it holds them (``shard_sequences``)."""
+    corpus.load(shards, texts_dir, model=target.manifest["model"]["name"])  # one model's, one template's
+    data = Sequences()
+    for path in corpus.paths(shards, texts_dir):
+        data.extend(shard_sequences(target, path, log, folder))
     return data
 
 
@@ -118,7 +176,7 @@ def train(export: Path, shards: int | None = None, seed: int = 0, out: Path = SH
     target = Target(export, arena=False)
     identity = target_identity(target.manifest)
     texts = corpus.load(shards, texts_dir, model=target.manifest["model"]["name"])
-    data = sequences(target, texts, log)
+    data = corpus_sequences(target, shards, texts_dir, log)
     target.model = None  # the session's own memory, before torch trains
     torch.manual_seed(seed)
     model = _model(target, written_tokens(data, design.readout, target.manifest["vocab_size"]), design)
@@ -163,7 +221,7 @@ def slice_losses(target: Target, texts_dir: Path = corpus.CORPUS, design: Design
     """The losses of the recipe's first ``SLICE["steps"]`` steps on the first ``SLICE["shards"]`` shards (``data``:
     the target's features over them, when already computed)."""
     if data is None:
-        data = sequences(target, corpus.load(SLICE["shards"], texts_dir, model=target.manifest["model"]["name"]), log)
+        data = corpus_sequences(target, SLICE["shards"], texts_dir, log)
     torch.manual_seed(seed)
     model = _model(target, written_tokens(data, design.readout, target.manifest["vocab_size"]), design)
     history = fit(model, data, recipe, seed=seed, log=lambda message: None, max_steps=SLICE["steps"])

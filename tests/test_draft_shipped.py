@@ -270,3 +270,25 @@ def test_the_answers_table_of_the_corpus_is_json():
     built = table_of_texts([(np.array([7, 1, 2, 1, 2, 1, 2, 3]), 1)], orders=(2,), min_count=2)
     # 2 1 -> 2 twice of twice; 1 2 -> 1 twice of three times, under the share kept.
     assert json.loads(json.dumps(built))["rows"]["2"] == [[2, 1, 2]]
+
+
+@pytest.mark.slow
+def test_a_shards_features_come_back_from_the_cache_bit_for_bit(tiny_export, tiny_corpus, tmp_path):
+    from draft.target import Target
+
+    target, path, logged = Target(tiny_export), corpus.shard_path(1, tiny_corpus), []
+    made = shipped.shard_sequences(target, path, logged.append, tmp_path)
+    kept = list(tmp_path.glob("*.npz"))
+    again = shipped.shard_sequences(target, path, logged.append, tmp_path)
+    # Alone as amid the whole corpus (the features of a text do not depend on the texts passed beside it).
+    whole = shipped.sequences(target, corpus.load(None, tiny_corpus), lambda message: None)
+    twelve = len(corpus.load(1, tiny_corpus))
+    for field in ("ids", "hidden", "argmax"):
+        for mine, theirs, amid in zip(getattr(made, field), getattr(again, field), getattr(whole, field)[twelve:]):
+            assert np.array_equal(mine, theirs) and np.array_equal(mine, amid)
+    assert made.kinds == again.kinds and made.starts == again.starts and "from the cache" in logged[-1]
+    # A damaged file is made again, and one file is kept a shard.
+    kept[0].write_bytes(b"not an npz")
+    remade = shipped.shard_sequences(target, path, logged.append, tmp_path)
+    assert "made again" in " ".join(logged) and list(tmp_path.glob("*.npz")) == kept
+    assert all(np.array_equal(a, b) for a, b in zip(remade.hidden, made.hidden))
