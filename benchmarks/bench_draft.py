@@ -141,15 +141,15 @@ def _decisions():
 
 
 def _tallied(made: dict[str, list[ModelDraft]], draft) -> dict:
-    """Per mode: rounds by what they checked ("draft", "copy", "answers", "skipped", "none"), the draft's rounds cut
-    short where it was unsure, and the policy's choices (drafted because it paid, skipped, probed); copy first
-    without the answers (``_compared``'s copy of ``draft``) apart."""
+    """Per mode: rounds by what they checked ("draft", "copy", "answers", "skipped", "withheld", "none"), the draft's
+    rounds cut short where it was unsure, and the policy's choices (drafted because it paid, skipped, probed; its
+    token withheld, rested after); copy first without the answers (``_compared``'s copy of ``draft``) apart."""
     tallies = {}
     for name, proposers in made.items():
         for propose in proposers:
             mode = name if propose.draft is draft else f"{name}, text only"
             tally = tallies.setdefault(mode, {"rounds": Counter(), "stopped": 0, "drafted": 0, "skipped": 0,
-                                              "probed": 0})
+                                              "probed": 0, "withheld": 0, "rested": 0})
             tally["rounds"].update(propose.kinds)
             tally["stopped"] += propose.stopped
             if propose.policy is not None:

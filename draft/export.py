@@ -8,6 +8,9 @@ The graph's interface (fixed; the native and browser backends are written agains
              argmax    int64   [1, n]      the full-vocabulary id of the draft's best next token after each row
              probs     float32 [1, n, S]   the draft's softmax over its readout subset
              vocab     int64   [S]         the subset's full-vocabulary ids, in the order of ``probs``
+             confidence float32 [1, n]     the largest of each row's ``probs``: how sure the draft is of ``argmax``,
+                                           read where a proposal is decided (``onepass.policy``) without
+                                           sorting the readout outside the graph
 
 Attention is causal within the n rows (a window's worth: the caller feeds at most the last ``window`` rows).
 Weights are int8 with one activation scale per row (``model_export.quantize``), so a row's numbers depend on
@@ -34,7 +37,7 @@ from .heads import Eagle
 
 OPSET = 18
 INPUTS = ("features", "tokens")
-OUTPUTS = ("feature", "argmax", "probs", "vocab")
+OUTPUTS = ("feature", "argmax", "probs", "vocab", "confidence")
 
 
 class Interface(nn.Module):
@@ -47,7 +50,9 @@ class Interface(nn.Module):
     def forward(self, features: torch.Tensor, tokens: torch.Tensor):
         feature = self.model(features, tokens)
         logits = self.model.readout(feature)
-        return feature, self.model.readout.ids[logits.argmax(-1)], logits.softmax(-1), self.model.readout.ids + 0
+        probs = logits.softmax(-1)
+        return (feature, self.model.readout.ids[logits.argmax(-1)], probs, self.model.readout.ids + 0,
+                probs.amax(-1))
 
 
 def activation_peaks(graph: onnx.ModelProto, calibration: list[tuple[np.ndarray, np.ndarray]]) -> dict:
@@ -79,7 +84,7 @@ def float_graph(model: Eagle) -> onnx.ModelProto:
         torch.onnx.export(Interface(model).eval(), example, buffer, dynamo=False, opset_version=OPSET,
                           input_names=list(INPUTS), output_names=list(OUTPUTS), do_constant_folding=True,
                           dynamic_axes={"features": {1: "n"}, "tokens": {1: "n"}, "feature": {1: "n"},
-                                        "argmax": {1: "n"}, "probs": {1: "n"}})
+                                        "argmax": {1: "n"}, "probs": {1: "n"}, "confidence": {1: "n"}})
     graph = onnx.load_from_string(buffer.getvalue())
     for output, name in zip(graph.graph.output, OUTPUTS):
         # A constant output (the subset's ids) is folded into an initializer, which takes its own name.

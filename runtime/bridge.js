@@ -162,8 +162,9 @@ export class OnnxBridge {
  * The draft model's small passes (a DraftModel, py/onepass/draft_model.py, run here as backends/native.py's
  * NativeDraft runs it natively): a pass reads the last n (feature, token) pairs, `features` [1, n, d] float32 and
  * `tokens` [1, n] int64, and answers with the last row's predicted `feature` and its `argmax` (a full-vocabulary
- * id); for sampling also the draft's `topK` most likely tokens (its `probs` over the ids of its `vocab` output, the
- * readout's subset of the vocabulary) and their probabilities: its q. Stateless: nothing to roll back.
+ * id) with its `confidence` (that token's probability); for sampling also the draft's `topK` most likely tokens
+ * (its `probs` over the ids of its `vocab` output, the readout's subset of the vocabulary) and their probabilities:
+ * its q. Stateless: nothing to roll back.
  */
 export class DraftBridge {
   constructor(ort, onnx, draft, topK) {
@@ -184,10 +185,15 @@ export class DraftBridge {
       tokens: int64(this.ort, tokens, [1, n]),
     };
     const began = performance.now();
-    const out = await this.onnx.run(feeds, sampling ? ['feature', 'argmax', 'probs', 'vocab'] : ['feature', 'argmax']);
+    const out = await this.onnx.run(feeds, sampling ? ['feature', 'argmax', 'confidence', 'probs', 'vocab'] : ['feature', 'argmax', 'confidence']);
     const seconds = (performance.now() - began) / 1000;
     /** @type {BridgeDraftStep} */
-    const result = { feature: out.feature.data.slice((n - 1) * this.width), token: Number(out.argmax.data[n - 1]), seconds };
+    const result = {
+      feature: out.feature.data.slice((n - 1) * this.width),
+      token: Number(out.argmax.data[n - 1]),
+      seconds,
+      confidence: out.confidence.data[n - 1],
+    };
     if (sampling) Object.assign(result, this.top(out.probs.data.subarray((n - 1) * out.vocab.dims[0]), out.vocab.data));
     return result;
   }

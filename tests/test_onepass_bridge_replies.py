@@ -7,7 +7,7 @@ from onepass.backends.browser import checked
 from onepass.contract import BridgeDraftStep, BridgePass
 
 PASS = {"argmax": [7], "topkIds": [7, 3], "topkProbs": [0.9, 0.1], "k": 2, "seconds": 0.01, "kvSeconds": 0.001}
-STEP = {"feature": [0.5, -0.5], "token": 7, "seconds": 0.001}
+STEP = {"feature": [0.5, -0.5], "token": 7, "seconds": 0.001, "confidence": 0.4}
 
 
 def test_a_reply_with_the_contracts_keys_is_read_as_it_came():

@@ -9,6 +9,7 @@ same on every machine.
 """
 
 import asyncio
+import dataclasses
 import random
 from collections import Counter
 
@@ -122,10 +123,25 @@ def test_a_longer_match_earns_a_longer_copy_and_the_draft_stops_where_it_is_unsu
     policy = Policy()
     assert [policy.copy_length(n) for n in (1, 2, 3, 6, 40)] == [1, 2, 3, MAX_DRAFT, MAX_DRAFT]
     assert Policy(copy_factor=2).copy_length(2) == 4
-    assert policy.unsure([0.1, 0.05]) and not policy.unsure([0.3, 0.1]) and not Policy(confidence=0).unsure([0.0])
+    assert policy.unsure(0.1) and not policy.unsure(0.3) and not Policy(confidence=0).unsure(0.0)
     figures = policy.figures()
-    assert figures["pays"] and figures["drafted"] == figures["skipped"] == figures["probes"] == 0
+    assert figures["pays"] and figures["drafted"] == figures["skipped"] == figures["probes"] == figures["withheld"] == 0
     assert figures["draft_seconds"] is None and figures["tokens_per_draft"] == policy.prior_tokens
+
+
+def test_an_unsure_draft_withholds_its_token_and_rests_longer_each_time_in_a_row():
+    policy = Policy()
+    assert not policy.withhold(policy.propose) and policy.draft_now()
+    rested = []
+    for _ in range(5):
+        assert policy.withhold(0.05)
+        rested.append(0)
+        while not policy.draft_now():
+            rested[-1] += 1
+    assert rested == [1, 2, 4, 8, 8] and policy.decisions["withheld"] == 5 and policy.decisions["rested"] == 23
+    assert not policy.withhold(0.9) and policy.rest == policy.first_rest  # sure again: the rest starts over
+    assert policy.withhold(0.1) and policy.resting == 1
+    assert not Policy(propose=0.0).withhold(0.0)
 
 
 def test_best_match_prefers_the_occurrence_whose_context_agrees_furthest_back():
@@ -172,8 +188,11 @@ class Coin(Policy):
     def draft_now(self) -> bool:
         return self.rng.random() < 0.5
 
-    def unsure(self, probs: list[float]) -> bool:
+    def unsure(self, confidence: float) -> bool:
         return self.rng.random() < 0.5
+
+    def withhold(self, confidence: float) -> bool:
+        return self.rng.random() < 0.3
 
     def copy_length(self, matched: int) -> int:
         return self.rng.randint(0, 2 * MAX_DRAFT)
@@ -190,7 +209,7 @@ def test_decisions_drawn_at_random_change_no_token():
         run = asyncio.run(drafted(model, prompt, propose, 24, kv_cache=rng.random() < 0.5))
         assert run.tokens == asyncio.run(greedy(model, prompt, 24)).tokens
         kinds.update(propose.kinds)
-    assert kinds["draft"] > 100 and kinds["skipped"] > 100 and kinds["copy"] > 100
+    assert kinds["draft"] > 100 and kinds["skipped"] > 100 and kinds["copy"] > 100 and kinds["withheld"] > 50
 
 
 def test_a_cost_that_flips_flips_the_decisions_and_changes_no_token():
@@ -199,7 +218,7 @@ def test_a_cost_that_flips_flips_the_decisions_and_changes_no_token():
     model, draft, clock = timed(error_rate=0.0)
     # Only the last round of each kind counts, so the estimate follows the flips; a dear prior, so that it starts
     # by measuring a plain pass; and a probe after every skipped round.
-    policy = Policy(prior_weight=0.0, decay=0.0, prior_cost=2.5, first_wait=1, most_wait=1)
+    policy = Policy(prior_weight=0.0, decay=0.0, prior_cost=2.5, first_wait=1, most_wait=1, propose=0.0)
     propose = ModelDraft(draft, 1, policy=policy)
     rounds = []
 
@@ -233,10 +252,33 @@ def test_a_wrong_draft_is_stopped_and_the_run_costs_about_one_at_a_time():
     assert policy.figures()["plain_seconds"] == pytest.approx(PLAIN)
 
 
+def test_a_draft_never_sure_of_its_token_costs_a_small_pass_now_and_then():
+    """Withheld every round (step 5's Spelling, whose tokens the shipped draft gives q 0.01-0.12): no verifying row
+    is spent, and resting after each withheld round keeps the small passes to one in about nine rounds."""
+    prompt, new = [3, 1, 4], 200
+    model, _, clock = timed()
+    asyncio.run(greedy(model, prompt, new))
+    one_at_a_time = clock()
+    model, draft, clock = timed(error_rate=0.0)
+    step = draft.step
+
+    async def unsure(features, tokens, *, sampling=False):
+        return dataclasses.replace(await step(features, tokens, sampling=sampling), confidence=0.01)
+
+    draft.step = unsure
+    policy = Policy()
+    propose = ModelDraft(draft, 1, policy=policy)
+    run = asyncio.run(drafted(model, prompt, propose, new, clock=clock))
+    assert run.tokens == asyncio.run(greedy(endless(), prompt, new)).tokens
+    assert propose.kinds.count("draft") == 0 and 5 <= propose.kinds.count("withheld") <= 30
+    assert all(len(record.draft) == 0 for record in run.passes)
+    assert clock() < 1.02 * one_at_a_time
+
+
 def test_a_right_draft_is_never_skipped_and_keeps_its_gain():
     prompt, new = [3, 1, 4], 200
     model, draft, clock = timed(error_rate=0.0)
-    policy = Policy()
+    policy = Policy(propose=0.0)  # the toy's q is flat (DRAFT_FLATTENING): sure of nothing, it would withhold
     propose = ModelDraft(draft, 1, policy=policy)
     run = asyncio.run(drafted(model, prompt, propose, new, clock=clock))
     assert run.tokens == asyncio.run(greedy(endless(), prompt, new)).tokens
@@ -247,8 +289,8 @@ def test_a_right_draft_is_never_skipped_and_keeps_its_gain():
 
 def test_the_draft_drafts_no_further_after_a_token_it_is_unsure_of():
     model = MODELS[0]
-    sure = ModelDraft(ToyDraft(model), 4, policy=Policy(confidence=0.0))
-    unsure = ModelDraft(ToyDraft(model), 4, policy=Policy(confidence=1.0))
+    sure = ModelDraft(ToyDraft(model), 4, policy=Policy(confidence=0.0, propose=0.0))
+    unsure = ModelDraft(ToyDraft(model), 4, policy=Policy(confidence=1.0, propose=0.0))
     runs = [asyncio.run(drafted(model, [3, 1, 4], propose, 40)) for propose in (sure, unsure)]
     assert all(run.tokens == asyncio.run(greedy(model, [3, 1, 4], 40)).tokens for run in runs)
     # Never sure: one token a round (its small pass spent, no further one); always sure: gamma every round.
@@ -275,11 +317,12 @@ def test_sampled_drafting_with_random_decisions_follows_plain_sampling():
 
 def test_sampled_drafting_hears_its_rounds_and_stops_where_unsure():
     model, draft, clock = timed(error_rate=0.0, model_seed=3)
-    policy = Policy(confidence=0.9)
+    policy = Policy(confidence=0.9, propose=0.15)
     propose = ModelDraft(draft, 3, policy=policy)
     run = asyncio.run(sample_drafted(model, [4, 7], propose, 60, 1.0, random.Random(0), clock=clock))
-    assert len(propose.kinds) == len(run.passes)
-    assert propose.stopped > 0 and sum(policy.decisions.values()) == len(run.passes) - 1
+    assert len(propose.kinds) == len(run.passes) and propose.kinds.count("withheld") == policy.decisions["withheld"] > 0
+    assert propose.stopped > 0 and sum(policy.decisions[d] for d in ("drafted", "skipped", "probed", "rested")) == \
+        len(run.passes) - 1
     assert policy.tallies["draft"].rounds + policy.tallies["plain"].rounds == len(run.passes) - 1
 
 
@@ -296,7 +339,8 @@ def test_the_benchmark_counts_each_draft_modes_decisions():
     assert PROPOSERS == before and all(outcome.identical for outcome in outcomes)
     tallies = _tallied(made, draft)
     assert set(tallies) == {"draft", "lookup+draft", "draft-adaptive", "lookup+draft-adaptive"}
-    assert tallies["draft-adaptive"]["rounds"]["skipped"] == tallies["draft-adaptive"]["skipped"] > 0
+    weighed = tallies["draft-adaptive"]
+    assert weighed["rounds"]["skipped"] == weighed["skipped"] + weighed["rested"] and weighed["skipped"] > 0
     # The pages' default (the contract's) drafts every round, until the tab has measured the policy.
     assert tallies["draft"]["skipped"] == 0 and tallies["lookup+draft"]["rounds"]["copy"] > 0
 
@@ -324,9 +368,12 @@ def test_step_6_asks_for_the_weighed_rounds_and_gets_their_decisions_back(monkey
         figures = result["draft"]
         assert figures["adaptive"] is adaptive and sum(figures["rounds"].values()) == len(events)
         assert figures["rounds"]["skipped"] == sum(row["skipped"] for row in events)
+        assert figures["rounds"]["withheld"] == sum(row["withheld"] for row in events)
         results[adaptive] = result
     weighed, fixed = results[True]["draft"], results[False]["draft"]
-    assert weighed["rounds"]["skipped"] > 20 and weighed["policy"]["skipped"] == weighed["rounds"]["skipped"]
-    assert weighed["policy"]["probes"] >= 1 and not weighed["policy"]["pays"]
+    assert weighed["rounds"]["skipped"] > 20
+    assert weighed["policy"]["skipped"] + weighed["policy"]["rested"] == weighed["rounds"]["skipped"]
+    assert weighed["rounds"]["withheld"] == weighed["policy"]["withheld"] > 0
+    assert weighed["policy"]["probes"] + weighed["policy"]["withheld"] >= 1 and not weighed["policy"]["pays"]
     assert fixed["rounds"]["skipped"] == 0 and fixed["policy"] is None and fixed["stopped"] == 0
     assert results[True]["tokens"] == results[False]["tokens"]

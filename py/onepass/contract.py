@@ -215,6 +215,7 @@ class PassRow(TypedDict):
     copied: NotRequired[bool]  # "lookup+draft": this pass checked a copy, not the draft's tokens ...
     from_answers: NotRequired[bool]  # ... from the model's own earlier answers (answers.py), not from the text (``match``)
     skipped: NotRequired[bool]  # the draft modes': the run's estimate said the draft model would not pay: a plain pass
+    withheld: NotRequired[bool]  # ... or it ran, unsure of its token, and proposed nothing: a plain pass
 
 
 class PassEvent(TypedDict):
@@ -252,6 +253,9 @@ class PolicyFigures(TypedDict):
     drafted: int
     skipped: int
     probes: int
+    withheld: int  # rounds the draft model ran and proposed nothing, unsure of its first token ...
+    rested: int  # ... and rounds it was not asked after them
+    propose: float  # the draft's probability of its first token under which it proposes nothing
     confidence: float  # the draft's top probability under which it drafts no further
     tokens_per_draft: float  # tokens a round of the draft model was expected to add
     draft_seconds: float | None  # a round of the draft model, recent ones weighing more (None: none measured) ...
@@ -278,7 +282,8 @@ class DraftFigures(TypedDict):
     copied_tokens: int  # ... and the copied tokens they kept
     from_answers: int  # of the copies, those from the model's own earlier answers (answers.py; 0 where none are shipped)
     adaptive: bool  # the request's: rounds weighed by a policy
-    rounds: dict[str, int]  # rounds by what they checked: "draft", "copy", "answers", "skipped" (a plain pass), "none"
+    rounds: dict[str, int]  # rounds by what they checked: "draft", "copy", "answers", "skipped" (a plain pass),
+    # "withheld" (a plain pass after a small one whose token the draft was unsure of), "none"
     stopped: int  # rounds the draft model drafted fewer than gamma tokens in, unsure of the last
     policy: PolicyFigures | None  # adaptive runs' decisions and estimates (None: not adaptive)
 
@@ -499,6 +504,7 @@ class BridgeDraftStep(TypedDict):
     feature: Float32
     token: int
     seconds: float  # onnxruntime-web's run
+    confidence: float  # the draft's probability of ``token`` (its graph's ``confidence`` output)
     ids: NotRequired[list[int]]
     probs: NotRequired[list[float]]
 

@@ -11,7 +11,7 @@ from .draft_model import ModelDraft
 from .speedup import best_gamma, speedup
 from .trace import Run
 
-ROUNDS = ("draft", "copy", "answers", "skipped", "none")  # what a draft mode's round checked (``ModelDraft.kinds``)
+ROUNDS = ("draft", "copy", "answers", "skipped", "withheld", "none")  # what a draft mode's round checked (``ModelDraft.kinds``)
 
 
 def draft_figures(propose: ModelDraft, run: Run, baseline: Run | None) -> DraftFigures:

@@ -44,6 +44,7 @@ class DraftStep:
     seconds: float
     ids: list[int] = field(default_factory=list)  # its most likely next tokens (full-vocabulary ids) ...
     probs: list[float] = field(default_factory=list)  # ... and their probabilities: q, for sampling
+    confidence: float = 1.0  # its probability of ``token``: where a proposal is decided (``policy.Policy``)
 
 
 class DraftModel(Protocol):
@@ -68,7 +69,8 @@ class ModelDraft:
             raise ValueError(f"a draft model proposes at least one token, got gamma={gamma}")
         self.draft, self.gamma, self.copy_first, self.policy = draft, gamma, copy_first, policy
         # Per proposal, in the passes' order: "draft", "copy", "answers", "skipped" (the policy said the draft model
-        # would not pay: a plain pass) or "none" (nothing to read yet: the first pass).
+        # would not pay: a plain pass), "withheld" (it ran, and proposed nothing: unsure of its first token) or "none"
+        # (nothing to read yet: the first pass).
         self.kinds: list[str] = []
         self.match: dict | None = None  # the last copy's match, as prompt lookup shows it (``{n, at, ngram}``)
         self.wanted = draft.window  # features the target returns per pass: what one small pass reads at most
@@ -87,8 +89,8 @@ class ModelDraft:
         """The round just checked (the last of ``kinds``) added ``record.added`` in ``seconds`` of wall clock."""
         # The first pass reads the whole prompt: what it costs says nothing of a round.
         if self.policy is not None and record.start > 0:
-            kind = self.kinds[-1]
-            self.policy.heard("plain" if kind in ("skipped", "none") else kind, len(record.added), seconds)
+            kind = {"skipped": "plain", "none": "plain", "withheld": "draft"}.get(self.kinds[-1], self.kinds[-1])
+            self.policy.heard(kind, len(record.added), seconds)
 
     async def __call__(self, text: list[int]) -> list[int]:
         """The greedy proposal: the copy, with ``copy_first`` where the text repeats; else the draft's most likely
@@ -163,21 +165,22 @@ class ModelDraft:
 
     async def drafts(self, features: list[list[float]], tokens: list[int],
                      choose: Callable[[DraftStep], tuple[int, object]], sampling: bool) -> list[tuple]:
-        """Up to ``gamma`` small passes after the pairs ``features`` and ``tokens``; with a policy, it drafts no
-        further after a token it was unsure of (which is still proposed: its small pass is spent)."""
+        """Up to ``gamma`` small passes after the pairs ``features`` and ``tokens``; with a policy, none proposed where
+        it is unsure of the first (``Policy.withhold``: recorded in ``kinds``), and no further after a later token it
+        was unsure of (which is still proposed: its small pass is spent)."""
         unsure = self.policy.unsure if self.policy is not None and self.policy.confidence > 0 else None
         proposal = []
         for j in range(self.gamma):
             last = j == self.gamma - 1
-            # Its confidence is its top probability, which only a step asked for its probabilities carries: asked
-            # only where it decides something (so at gamma 1 a greedy step costs what it did).
-            step = await self.draft.step(features[-self.draft.window:], tokens[-self.draft.window:],
-                                         sampling=sampling or (unsure is not None and not last))
+            step = await self.draft.step(features[-self.draft.window:], tokens[-self.draft.window:], sampling=sampling)
             self.passes += 1
             self.seconds += step.seconds
+            if j == 0 and self.policy is not None and self.policy.withhold(step.confidence):
+                self.kinds[-1] = "withheld"
+                return []
             token, kept = choose(step)
             proposal.append((token, kept))
-            if unsure is not None and not last and unsure(step.probs):
+            if unsure is not None and not last and unsure(step.confidence):
                 self.stopped += 1
                 break
             # Its own prediction of the feature at the last token's position, with the token it drafted after it.

@@ -150,6 +150,7 @@ class Reporter:
             row["draft_passes"], row["draft_seconds"] = passes - self.drafted[0], seconds - self.drafted[1]
             self.drafted = (passes, seconds)
             row["skipped"] = self.draft.kinds[-1] == "skipped"
+            row["withheld"] = self.draft.kinds[-1] == "withheld"
             if self.draft.copy_first:
                 kind = self.draft.kinds[-1]
                 row["copied"] = kind in ("copy", "answers")

@@ -16,6 +16,14 @@ the context it matched (SuffixDecoding's ``max_spec_factor`` × match length, wi
 model's tokens up to the first whose own top probability falls below ``confidence``: it drafts no further after it
 (EAGLE-2's dynamic draft length; at gamma 1 there is nothing further, and nothing changes).
 
+The draft model's own confidence decides the rest, round by round (``withhold``): it proposes its first token only
+where its probability of it (``DraftStep.confidence``, its graph's output) is at least ``propose``. Below that a
+second verifying row costs more than it is expected to earn: in the tab that row costs 0.185 of a pass, and the
+shipped draft's tokens at q 0.1-0.2 are right 14 % of the time, at 0.2-0.3 23 % (benchmarks/FINDINGS.md, "A drafted
+round's time in the tab"). A round it withholds is a plain pass that paid for a small one, so after it the draft
+rests for a round, then two, four, up to ``most_rest`` while it keeps withholding: a text it cannot draft (step 5's
+Spelling: its seven tokens at q 0.01-0.12) costs a small pass or two, not one a token.
+
 Whatever it decides, verification keeps the text exact: the policy only changes what is proposed, never what is
 kept. Its decisions come back as data (``figures``).
 
@@ -42,9 +50,14 @@ MOST_WAIT = 48  # ... doubling while it keeps not paying
 # The draft's top probability below which it drafts no further (FINDINGS, "A drafted round's time in the tab": the
 # best of the thresholds simulated there).
 CONFIDENCE = 0.25
+# Below this probability of its first token the draft proposes nothing: where it is right about as often as its
+# verifying row costs (0.185 of a pass in the tab; FINDINGS, "The draft's own confidence decides its rounds") ...
+PROPOSE = 0.2
+FIRST_REST, MOST_REST = 1, 8  # ... and then rests for this many rounds, doubling while it keeps withholding
 COPY_FACTOR = 1  # a copy proposes this many tokens per token of context it matched (SuffixDecoding's default)
 
 KINDS = ("draft", "plain", "copy", "answers")  # what a round checked: the draft model's tokens, nothing, a copy
+# (a round whose draft withheld its token checked nothing but paid a small pass: weighed as the draft model's)
 
 
 @dataclass
@@ -72,6 +85,9 @@ class Policy:
     """One run's running estimate of what drafting gives and costs, and the decisions taken from it."""
 
     confidence: float = CONFIDENCE  # 0: the draft model drafts gamma tokens whenever it drafts
+    propose: float = PROPOSE  # 0: the draft model proposes whatever its confidence
+    first_rest: int = FIRST_REST
+    most_rest: int = MOST_REST
     copy_factor: int = COPY_FACTOR
     prior_tokens: float = PRIOR_TOKENS
     prior_cost: float = PRIOR_COST
@@ -83,10 +99,13 @@ class Policy:
     decisions: Counter = field(default_factory=Counter)  # "drafted", "skipped", "probed"
     wait: int = 0  # plain rounds to go before the next probe ...
     waited: int = 0  # ... and those gone since the draft model last ran
+    rest: int = 0  # rounds the draft rests after its next withheld token ...
+    resting: int = 0  # ... and those still to go after the last one
 
     def __post_init__(self):
         self.tallies = {kind: Tally(self.decay) for kind in KINDS}
         self.wait = self.first_wait
+        self.rest = self.first_rest
 
     def heard(self, kind: str, tokens: int, seconds: float) -> None:
         """A round of ``kind`` (one of ``KINDS``) added ``tokens`` in ``seconds``."""
@@ -114,7 +133,11 @@ class Policy:
 
     def draft_now(self) -> bool:
         """Ask the draft model this round? Yes while it pays; else no, but yes again after ``wait`` plain rounds,
-        the wait doubling at each probe until the draft pays again."""
+        the wait doubling at each probe until the draft pays again; never while it rests after withholding."""
+        if self.resting > 0:
+            self.resting -= 1
+            self.decisions["rested"] += 1
+            return False
         if self.pays():
             self.wait, self.waited = self.first_wait, 0
             self.decisions["drafted"] += 1
@@ -131,14 +154,26 @@ class Policy:
         """A copy's length from the length of the context it matched: a longer match earns a longer copy."""
         return max(1, min(MAX_DRAFT, self.copy_factor * matched))
 
-    def unsure(self, probs: list[float]) -> bool:
-        """The draft drafts no further: its top probability here (``DraftStep.probs``) is below ``confidence``."""
-        return self.confidence > 0 and max(probs, default=0.0) < self.confidence
+    def unsure(self, confidence: float) -> bool:
+        """The draft drafts no further: its probability of its token here (``DraftStep.confidence``) is below
+        ``confidence``."""
+        return self.confidence > 0 and confidence < self.confidence
+
+    def withhold(self, confidence: float) -> bool:
+        """The draft proposes nothing this round: its probability of its first token is below ``propose``; it then
+        rests for ``rest`` rounds, twice as many after each withheld round in a row, up to ``most_rest``."""
+        if confidence >= self.propose:
+            self.rest = self.first_rest
+            return False
+        self.resting, self.rest = self.rest, min(2 * self.rest, self.most_rest)
+        self.decisions["withheld"] += 1
+        return True
 
     def figures(self) -> PolicyFigures:
         """The decisions and the estimates they came from."""
         draft, plain = self.tallies["draft"], self.tallies["plain"]
         return PolicyFigures(drafted=self.decisions["drafted"], skipped=self.decisions["skipped"],
-                             probes=self.decisions["probed"], confidence=self.confidence,
+                             probes=self.decisions["probed"], withheld=self.decisions["withheld"],
+                             rested=self.decisions["rested"], propose=self.propose, confidence=self.confidence,
                              tokens_per_draft=self.tokens_per_draft(), draft_seconds=draft.mean_seconds(),
                              plain_seconds=plain.mean_seconds(), pays=self.pays())

@@ -160,7 +160,8 @@ class BrowserDraft:
         raw: BridgeDraftStep = checked(await self.bridge.draft(flat, list(tokens), sampling), BridgeDraftStep)
         self.clock.add(model=raw["seconds"], bridge=time.perf_counter() - began - raw["seconds"])
         return DraftStep(feature=numbers(raw["feature"]), token=int(raw["token"]), seconds=raw["seconds"],
-                         ids=numbers(raw["ids"]) if sampling else [], probs=numbers(raw["probs"]) if sampling else [])
+                         ids=numbers(raw["ids"]) if sampling else [], probs=numbers(raw["probs"]) if sampling else [],
+                         confidence=raw["confidence"])
 
 
 async def bridge_overhead(model: BrowserModel, ids, past: int, runs: int) -> float:

@@ -176,12 +176,13 @@ class NativeDraft:
         feeds = {"features": np.array([features], np.float32), "tokens": np.array([tokens], np.int64)}
         began = time.perf_counter()
         if not sampling:
-            feature, argmax = self.onnx.run(["feature", "argmax"], feeds)
+            feature, argmax, confidence = self.onnx.run(["feature", "argmax", "confidence"], feeds)
             return DraftStep(feature=feature[0, -1].tolist(), token=int(argmax[0, -1]),
-                             seconds=time.perf_counter() - began)
-        feature, argmax, probs, vocab = self.onnx.run(["feature", "argmax", "probs", "vocab"], feeds)
+                             seconds=time.perf_counter() - began, confidence=float(confidence[0, -1]))
+        feature, argmax, probs, vocab, confidence = self.onnx.run(["feature", "argmax", "probs", "vocab",
+                                                                   "confidence"], feeds)
         seconds = time.perf_counter() - began
         last = probs[0, -1]
         top = np.argsort(-last, kind="stable")[:self.top_k]
         return DraftStep(feature=feature[0, -1].tolist(), token=int(argmax[0, -1]), seconds=seconds,
-                         ids=vocab[top].tolist(), probs=last[top].tolist())
+                         ids=vocab[top].tolist(), probs=last[top].tolist(), confidence=float(confidence[0, -1]))

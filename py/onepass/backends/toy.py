@@ -112,5 +112,6 @@ class ToyDraft:
         if self.rng.random() < self.error_rate:
             token = (token + 1) % self.model.facts.vocab_size
         weights = [prob ** DRAFT_FLATTENING for prob in probs]
-        return DraftStep(feature=feature, token=token, seconds=0.0, ids=list(ids),
-                         probs=[weight / sum(weights) for weight in weights])
+        q = [weight / sum(weights) for weight in weights]
+        return DraftStep(feature=feature, token=token, seconds=0.0, ids=list(ids), probs=q,
+                         confidence=q[list(ids).index(token)] if token in ids else 0.0)
