@@ -1,15 +1,17 @@
 """The draft model in the tab: step 6's request (``generate`` in mode ``draft``, and ``lookup+draft``, its "Copy
 first", each with its one-at-a-time baseline) on the held-out chat prompts and on step 5's examples, in Chromium, on
-the site ``make serve`` builds.
+the site ``make serve`` builds; and both with each round weighed (``draft-adaptive``, ``lookup+draft-adaptive``: the
+request's ``adaptive``, ``onepass/policy.py``), as natively (``bench_draft``).
 
     .venv/bin/python -m benchmarks.bench_draft_browser [--site site] [--source default] [--gammas 1,2] [--every 1]
-                                                       [--modes draft,lookup+draft] [--max-new 64] [--threads 2]
+                                                       [--modes draft,lookup+draft,draft-adaptive,...]
+                                                       [--max-new 64] [--threads 2]
                                                        [--without-answers]
 
 Each prompt runs once per draft length, drafted and then one at a time in the same request, as the panel runs it:
 the wall clock of both, measured in the worker's Python, gives the tab's speed-up; the draft's small passes give its
 cost c against the tab's own one-token passes (``acceptance.cost_ratio``). Step 5's examples run one at a time,
-with prompt lookup and with the draft (medians of three). The text must equal one at a time on every prompt.
+with prompt lookup and with the draft (medians of seven). The text must equal one at a time on every prompt.
 Prints one JSON object with the issue's targets beside the figures; asserts nothing. ``--site`` serves a site already
 built (``make site``); without it the site is built with the export and its draft into a temporary folder, with
 ``--without-answers`` from a copy of the draft whose table of the model's answers is empty (copy first from the text
@@ -35,7 +37,15 @@ from onepass.examples import EXAMPLES, chat
 from tools.site import CHROMIUM, CHROMIUM_ARGS, Server, build_site
 
 LOAD_TIMEOUT_MS = 900_000
-EXAMPLE_RUNS = 3
+EXAMPLE_RUNS = 7  # step 5's examples are short (Spelling: 0.67 s one at a time), and a run varies by ±15 % here
+ADAPTIVE = "-adaptive"  # a mode's suffix: the same draft mode with its rounds weighed (the request's ``adaptive``)
+MODES = [*DRAFTING, *(f"{mode}{ADAPTIVE}" for mode in DRAFTING)]
+
+
+def request(mode: str, **fields) -> dict:
+    """The generate request of a benchmark's ``mode`` (a page mode, or a draft mode with ``ADAPTIVE``)."""
+    base = mode.removesuffix(ADAPTIVE)
+    return {"mode": base, **fields, **({"adaptive": True} if mode.endswith(ADAPTIVE) else {})}
 
 RUN = """async (request) => {
     const began = performance.now();
@@ -57,8 +67,7 @@ def positions(runs: list[dict]) -> list[float]:
 def held_out(page, prompts: list[str], gamma: int, max_new: int, mode: str = "draft") -> dict:
     runs = []
     for index, text in enumerate(prompts):
-        runs.append(page.evaluate(RUN, {"text": chat(text), "mode": mode, "gamma": gamma, "maxNew": max_new,
-                                        "baseline": True}))
+        runs.append(page.evaluate(RUN, request(mode, text=chat(text), gamma=gamma, maxNew=max_new, baseline=True)))
         print(f"\r{mode}, gamma {gamma}: {index + 1}/{len(prompts)} prompts", end="", file=sys.stderr)
     print(file=sys.stderr)
     drafted = sum(run["wallSeconds"] for run in runs)
@@ -75,6 +84,8 @@ def held_out(page, prompts: list[str], gamma: int, max_new: int, mode: str = "dr
         "copies": sum(run["draft"]["copies"] for run in runs),
         "copied_tokens": sum(run["draft"]["copiedTokens"] for run in runs),
         "copies_from_answers": sum(run["draft"]["fromAnswers"] for run in runs),
+        "rounds": {kind: sum(run["draft"]["rounds"].get(kind, 0) for run in runs)
+                   for kind in sorted({kind for run in runs for kind in run["draft"]["rounds"]})},
         "drafted_s": round(drafted, 2), "greedy_s": round(greedy, 2), "speedup": round(greedy / drafted, 3),
         "alpha": round(accepted / reached, 3) if reached else None, "alpha_per_position": positions(runs),
         "c_median": round(statistics.median(costs), 4) if costs else None,
@@ -92,17 +103,17 @@ def examples(page, gamma: int) -> dict:
     """Step 5's examples: one at a time, prompt lookup, the draft model and both, wall seconds (medians) and ratios."""
     race = {}
     for example in EXAMPLES:
-        times, texts = {"greedy": [], "lookup": [], "draft": [], "lookup+draft": []}, {}
+        times, texts = {mode: [] for mode in ("greedy", "lookup", *MODES)}, {}
         for _ in range(EXAMPLE_RUNS):
             for mode in times:
-                run = page.evaluate(RUN, {"text": example.prompt, "mode": mode, "maxNew": example.max_new,
-                                          **({"gamma": gamma} if mode in DRAFTING else {})})
+                run = page.evaluate(RUN, request(mode, text=example.prompt, maxNew=example.max_new,
+                                                 **({"gamma": gamma} if mode in MODES else {})))
                 times[mode].append(run["wallSeconds"])
                 texts[mode] = run["text"]
         greedy = statistics.median(times["greedy"])
         race[example.key] = {**{f"{mode}_s": round(statistics.median(t), 2) for mode, t in times.items()},
                              **{f"{mode}_speedup": round(greedy / statistics.median(times[mode]), 2)
-                                for mode in ("lookup", *DRAFTING)},
+                                for mode in ("lookup", *MODES)},
                              "identical": len(set(texts.values())) == 1}
     return race
 
@@ -150,7 +161,7 @@ def main() -> None:
     parser.add_argument("--source", default="default")
     parser.add_argument("--draft", type=Path, help="the draft folder, when building the site (default: python -m draft's)")
     parser.add_argument("--gammas", default=str(Generate.gamma), help="draft lengths to compare (default: step 6's)")
-    parser.add_argument("--modes", default=",".join(DRAFTING), help="the draft modes to run on the held-out prompts")
+    parser.add_argument("--modes", default=",".join(MODES), help="the draft modes to run on the held-out prompts")
     parser.add_argument("--every", type=int, default=1, help="every N-th held-out prompt only")
     parser.add_argument("--max-new", type=int, default=NEW_TOKENS)
     parser.add_argument("--threads", type=int, default=2)
@@ -192,9 +203,8 @@ def main() -> None:
                            "identical_everywhere": all(runs[key]["identical"] == runs[key]["prompts"]
                                                        for runs in figures["held_out"].values() for key in runs)
                            and all(row["identical"] for row in figures["examples"].values()),
-                           **{f"examples_never_slower_{mode}": all(row[f"{mode}_speedup"] >= 1.0
-                                                                   for row in figures["examples"].values())
-                              for mode in DRAFTING}}}
+                           "examples_slowest": min(row[f"{mode}_speedup"] for row in figures["examples"].values()
+                                                   for mode in ("lookup", *MODES))}}
     print(json.dumps(figures, indent=1))
 
 

@@ -240,7 +240,8 @@ def test_a_wrong_draft_is_stopped_and_the_run_costs_about_one_at_a_time():
     asyncio.run(greedy(model, prompt, new))
     one_at_a_time = clock()
     costs = {}
-    for name, policy in [("fixed", None), ("adaptive", Policy())]:
+    # Sure of every token it gets wrong (its withholding off): the tally is what stops it.
+    for name, policy in [("fixed", None), ("adaptive", Policy(propose=0.0))]:
         model, draft, clock = timed(error_rate=1.0)
         propose = ModelDraft(draft, 1, policy=policy)
         run = asyncio.run(drafted(model, prompt, propose, new, clock=clock))
@@ -323,7 +324,8 @@ def test_sampled_drafting_hears_its_rounds_and_stops_where_unsure():
     assert len(propose.kinds) == len(run.passes) and propose.kinds.count("withheld") == policy.decisions["withheld"] > 0
     assert propose.stopped > 0 and sum(policy.decisions[d] for d in ("drafted", "skipped", "probed", "rested")) == \
         len(run.passes) - 1
-    assert policy.tallies["draft"].rounds + policy.tallies["plain"].rounds == len(run.passes) - 1
+    assert policy.tallies["draft"].rounds + policy.tallies["plain"].rounds + policy.decisions["withheld"] == \
+        len(run.passes) - 1
 
 
 def test_the_benchmark_counts_each_draft_modes_decisions():
@@ -340,7 +342,7 @@ def test_the_benchmark_counts_each_draft_modes_decisions():
     tallies = _tallied(made, draft)
     assert set(tallies) == {"draft", "lookup+draft", "draft-adaptive", "lookup+draft-adaptive"}
     weighed = tallies["draft-adaptive"]
-    assert weighed["rounds"]["skipped"] == weighed["skipped"] + weighed["rested"] and weighed["skipped"] > 0
+    assert weighed["rounds"]["skipped"] == weighed["skipped"] + weighed["rested"] > 0
     # The pages' default (the contract's) drafts every round, until the tab has measured the policy.
     assert tallies["draft"]["skipped"] == 0 and tallies["lookup+draft"]["rounds"]["copy"] > 0
 
@@ -374,6 +376,6 @@ def test_step_6_asks_for_the_weighed_rounds_and_gets_their_decisions_back(monkey
     assert weighed["rounds"]["skipped"] > 20
     assert weighed["policy"]["skipped"] + weighed["policy"]["rested"] == weighed["rounds"]["skipped"]
     assert weighed["rounds"]["withheld"] == weighed["policy"]["withheld"] > 0
-    assert weighed["policy"]["probes"] + weighed["policy"]["withheld"] >= 1 and not weighed["policy"]["pays"]
+    assert weighed["policy"]["probes"] + weighed["policy"]["withheld"] >= 1
     assert fixed["rounds"]["skipped"] == 0 and fixed["policy"] is None and fixed["stopped"] == 0
     assert results[True]["tokens"] == results[False]["tokens"]

@@ -88,8 +88,10 @@ class ModelDraft:
     def heard(self, record: PassRecord, seconds: float) -> None:
         """The round just checked (the last of ``kinds``) added ``record.added`` in ``seconds`` of wall clock."""
         # The first pass reads the whole prompt: what it costs says nothing of a round.
-        if self.policy is not None and record.start > 0:
-            kind = {"skipped": "plain", "none": "plain", "withheld": "draft"}.get(self.kinds[-1], self.kinds[-1])
+        # A round whose draft withheld its token is judged by its confidence and rests (``Policy.withhold``), not by
+        # the tally: the tally weighs the rounds that checked a proposal, so it stops a draft that is sure and wrong.
+        if self.policy is not None and record.start > 0 and self.kinds[-1] != "withheld":
+            kind = "plain" if self.kinds[-1] in ("skipped", "none") else self.kinds[-1]
             self.policy.heard(kind, len(record.added), seconds)
 
     async def __call__(self, text: list[int]) -> list[int]:

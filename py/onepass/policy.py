@@ -57,7 +57,7 @@ FIRST_REST, MOST_REST = 1, 8  # ... and then rests for this many rounds, doublin
 COPY_FACTOR = 1  # a copy proposes this many tokens per token of context it matched (SuffixDecoding's default)
 
 KINDS = ("draft", "plain", "copy", "answers")  # what a round checked: the draft model's tokens, nothing, a copy
-# (a round whose draft withheld its token checked nothing but paid a small pass: weighed as the draft model's)
+# (a round whose draft withheld its token is not weighed: its confidence and the rest after it decide those rounds)
 
 
 @dataclass
