@@ -76,12 +76,11 @@ def sequences(target: Target, texts: list[corpus.Text], log=print) -> Sequences:
 
 
 def features_key(target: Target, path: Path) -> str:
-    """What a shard's features are made from: the target (what it computes), the shard's bytes, the code that runs the
-    passes and whether native int8 is the tab's arithmetic here (elsewhere the features are another model's)."""
+    """What a shard's features are made from: the target (what it computes), the shard's bytes and the code that runs
+    the passes."""
     digest = hashlib.sha256(target_identity(target.manifest).encode())
     digest.update(sha256_file(path).encode())
     digest.update(code_fingerprint(_FEATURE_MODULES).encode())
-    digest.update(str(native_int8_products_exact()).encode())
     return digest.hexdigest()[:16]
 
 
@@ -90,7 +89,11 @@ def shard_sequences(target: Target, path: Path, log=print, folder: Path | None =
     150 MB a shard of the default model) so that training on many shards can be prepared a shard at a time, over
     several sittings (``python -m draft --target EXPORT --features``), and a retraining with another recipe or on
     more shards asks the target again only for what is new. A text's features do not depend on the texts passed
-    beside it (``data.aligned_batches``), so a shard's are the same alone as amid the whole corpus, bit for bit."""
+    beside it (``data.aligned_batches``), so a shard's are the same alone as amid the whole corpus, bit for bit.
+
+    Only a processor whose native int8 is the tab's arithmetic keeps what it makes (``native_int8_products_exact``:
+    elsewhere the kernel saturates and the features are another model's); any processor reads what one kept, so a
+    draft made ready on one processor trains on another."""
     folder = cache_root() / "features" if folder is None else folder
     texts = corpus.shard_texts(corpus.read_shard(path))
     stem = f"{slug(target.manifest)}-{path.name.split('.')[0]}"
@@ -111,6 +114,10 @@ def shard_sequences(target: Target, path: Path, log=print, folder: Path | None =
             pass  # damaged: made again below
         log(f"draft: {kept.name} in the cache does not hold {path.name}'s features: made again")
     data = sequences(target, texts, log)
+    if not native_int8_products_exact():
+        log(f"draft: this processor's native int8 saturates (no VNNI): {path.name}'s features are not the tab's "
+            "model's, and are not kept")
+        return data
     buffer = io.BytesIO()
     np.savez(buffer, lengths=np.asarray(lengths, np.int64), argmax=np.concatenate(data.argmax).astype(np.int32),
              hidden=np.concatenate(data.hidden))

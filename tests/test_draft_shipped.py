@@ -273,11 +273,19 @@ def test_the_answers_table_of_the_corpus_is_json():
 
 
 @pytest.mark.slow
-def test_a_shards_features_come_back_from_the_cache_bit_for_bit(tiny_export, tiny_corpus, tmp_path):
+def test_a_shards_features_come_back_from_the_cache_bit_for_bit(tiny_export, tiny_corpus, tmp_path, monkeypatch):
     from draft.target import Target
 
     target, path, logged = Target(tiny_export), corpus.shard_path(1, tiny_corpus), []
+    # A processor whose native int8 saturates makes them but keeps none (they would be another model's) ...
+    monkeypatch.setattr(shipped, "native_int8_products_exact", lambda: False)
+    unkept = shipped.shard_sequences(target, path, logged.append, tmp_path)
+    assert not list(tmp_path.glob("*.npz")) and "not kept" in logged[-1]
+    # ... one whose native int8 is the tab's keeps them, and any processor reads them back.
+    monkeypatch.setattr(shipped, "native_int8_products_exact", lambda: True)
     made = shipped.shard_sequences(target, path, logged.append, tmp_path)
+    monkeypatch.setattr(shipped, "native_int8_products_exact", lambda: False)
+    assert all(np.array_equal(a, b) for a, b in zip(unkept.hidden, made.hidden))
     kept = list(tmp_path.glob("*.npz"))
     again = shipped.shard_sequences(target, path, logged.append, tmp_path)
     # Alone as amid the whole corpus (the features of a text do not depend on the texts passed beside it).
@@ -288,6 +296,7 @@ def test_a_shards_features_come_back_from_the_cache_bit_for_bit(tiny_export, tin
             assert np.array_equal(mine, theirs) and np.array_equal(mine, amid)
     assert made.kinds == again.kinds and made.starts == again.starts and "from the cache" in logged[-1]
     # A damaged file is made again, and one file is kept a shard.
+    monkeypatch.setattr(shipped, "native_int8_products_exact", lambda: True)
     kept[0].write_bytes(b"not an npz")
     remade = shipped.shard_sequences(target, path, logged.append, tmp_path)
     assert "made again" in " ".join(logged) and list(tmp_path.glob("*.npz")) == kept
