@@ -70,6 +70,10 @@ def test_the_int8_graph_stays_close_to_the_module(tiny_eagle):
     assert np.abs(out["feature"] - feature).max() < 0.05 * np.abs(feature).max()
     assert out["probs"].shape == (1, 8, len(tiny_eagle.readout.ids))
     np.testing.assert_allclose(out["probs"].sum(-1), 1, atol=1e-5)
+    # The confidence a weighed round reads is the largest of the same probabilities, the argmax's, exactly.
+    assert np.array_equal(out["confidence"], out["probs"].max(-1))
+    index = {int(token): i for i, token in enumerate(out["vocab"])}
+    assert all(out["probs"][0, r, index[int(token)]] == out["confidence"][0, r] for r, token in enumerate(out["argmax"][0]))
 
 
 def test_the_built_draft_keeps_the_interface_and_a_rebuild_gives_the_same_bytes(tiny_export, cache):
