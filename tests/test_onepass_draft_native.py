@@ -123,3 +123,16 @@ def test_the_tab_benchmark_s_draft_without_answers_copies_from_the_text_only(tin
     draft = NativeDraft(folder, target=tiny_model.manifest)
     assert len(draft.answers) == 0 and manifest["answers"]["rows"] == 0
     assert draft.answers(ids_of(tiny_export, PROMPTS[0])) == []
+
+
+def test_the_tab_benchmark_asks_for_each_mode_as_the_contract_reads_it():
+    """bench_draft_browser's modes: the page's draft modes, and each with ``adaptive`` (its rounds weighed)."""
+    from benchmarks.bench_draft_browser import MODES, request
+    from onepass.contract import DRAFTING, Generate
+
+    assert request("draft-adaptive", gamma=1) == {"mode": "draft", "gamma": 1, "adaptive": True}
+    assert request("lookup+draft", text="x") == {"mode": "lookup+draft", "text": "x"}
+    for mode in MODES:
+        asked = Generate.parse(request(mode, text="x", gamma=1, maxNew=4, baseline=True))
+        assert asked.mode in DRAFTING and asked.adaptive is mode.endswith("-adaptive")
+    assert len(MODES) == 2 * len(DRAFTING)
