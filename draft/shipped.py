@@ -21,27 +21,29 @@ ships with its committed figures and its ``draft.json`` says it was not measured
 """
 
 import hashlib
+import inspect
 import io
 import json
 import shutil
+import textwrap
 import time
 from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import torch
-from onepass.backends.native import DraftUnavailable
+from onepass.backends.native import DraftUnavailable, NativeModel
 from onepass.seam import target_identity
 from tokenizers import Tokenizer
 
 from model_export.build import _exclusive as exclusive
-from model_export.cache import cache_root, sha256_file, write_whole
+from model_export.cache import cache_root, code_of, sha256_file, write_whole
 from model_export.check import native_int8_products_exact
 
 from . import answers as draft_answers
 from . import corpus
 from .build import ANSWERS, FORMAT, Design, _held_out, calibration, code_fingerprint, slug, word_rows, written_tokens
-from .data import Sequences, forced
+from .data import Sequences, aligned_batches, forced
 from .export import OnnxDraft, activation_peaks, float_graph, to_onnx
 from .heads import Eagle, Readout, parameters
 from .simulate import report, windowed
@@ -58,7 +60,8 @@ DESIGN = Design()  # the design measured best (build.Design)
 RECIPE = Recipe(epochs=3)
 SLICE = {"shards": 1, "steps": 40}  # what the opt-in test retrains: its losses are recorded
 _ASSEMBLY_MODULES = ("shipped.py", "export.py", "heads.py", "answers.py", "build.py")
-_FEATURE_MODULES = ("data.py", "target.py")  # what runs the target's passes over a shard
+# What runs the target's teacher-forced passes over a shard: a change to any of them re-keys the features' cache.
+_FEATURE_CODE = (forced, aligned_batches, Target.run, NativeModel.batch, NativeModel.feeds)
 
 
 def manifest(folder: Path = SHIPPED) -> dict | None:
@@ -76,11 +79,13 @@ def sequences(target: Target, texts: list[corpus.Text], log=print) -> Sequences:
 
 
 def features_key(target: Target, path: Path) -> str:
-    """What a shard's features are made from: the target (what it computes), the shard's bytes and the code that runs
-    the passes."""
+    """What a shard's features are made from: the target (what it computes, onnxruntime's version included), the
+    shard's bytes and the code of the passes themselves (``_FEATURE_CODE``), not of the modules around them, so that
+    an unrelated edit does not throw away hours of passes."""
     digest = hashlib.sha256(target_identity(target.manifest).encode())
     digest.update(sha256_file(path).encode())
-    digest.update(code_fingerprint(_FEATURE_MODULES).encode())
+    for function in _FEATURE_CODE:
+        digest.update(code_of(textwrap.dedent(inspect.getsource(function))))
     return digest.hexdigest()[:16]
 
 
