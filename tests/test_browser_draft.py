@@ -52,6 +52,7 @@ def refusal(page, kind: str, fields: dict) -> list:
 def test_drafted_with_the_draft_model_equals_greedy_on_many_prompts(page, tiny_server):
     info = load_runtime(page, tiny_server.url)
     assert info["draft"]["window"] >= 1 and info["draftUnavailable"] is None
+    withheld = 0
     for text in PROMPTS:
         reference = generate(page, text=text, mode="greedy")
         for gamma, kv_cache in [(1, True), (3, True), (5, True), (3, False)]:
@@ -77,6 +78,16 @@ def test_drafted_with_the_draft_model_equals_greedy_on_many_prompts(page, tiny_s
         assert run["draft"]["copiedTokens"] == sum(p["accepted"] for p in copied)
         if run["draft"]["acceptance"]:
             assert run["draft"]["acceptance"][0]["reached"] == sum(1 for p in events if p["draft"] and not p["copied"])
+        # Each round weighed (the draft's confidence through the bridge, its rests, the tally): the same text, and
+        # every round it withheld or skipped a plain pass.
+        run, events = generate_with_events(page, text=text, mode="draft", gamma=2, adaptive=True)
+        assert run["tokens"] == reference["tokens"], text
+        policy, rounds = run["draft"]["policy"], run["draft"]["rounds"]
+        assert rounds["withheld"] == policy["withheld"] == sum(p["withheld"] for p in events)
+        assert rounds["skipped"] == policy["skipped"] + policy["rested"] == sum(p["skipped"] for p in events)
+        assert not any(p["draft"] for p in events if p["withheld"] or p["skipped"])
+        withheld += rounds["withheld"]
+    assert withheld > 0  # the tiny draft is rarely sure: the path was taken
 
 
 @pytest.fixture(scope="module")
