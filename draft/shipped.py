@@ -107,14 +107,14 @@ def shard_sequences(target: Target, path: Path, log=print, folder: Path | None =
     if kept.is_file():
         try:
             with np.load(kept) as arrays:
-                if arrays["lengths"].tolist() == lengths:
-                    data = Sequences()
-                    ends = np.cumsum(lengths)
-                    for t, end, length in zip(texts, ends, lengths):
-                        data.add(t.ids, arrays["argmax"][end - length:end], arrays["hidden"][end - length:end],
-                                 t.source, t.prompt)
-                    log(f"draft: the target's features over {path.name} from the cache")
-                    return data
+                # Each read of an npz member decompresses it whole again: read each once.
+                found, argmax, hidden = arrays["lengths"].tolist(), arrays["argmax"], arrays["hidden"]
+            if found == lengths and len(hidden) == len(argmax) == sum(lengths):
+                data = Sequences()
+                for t, end, length in zip(texts, np.cumsum(lengths), lengths):
+                    data.add(t.ids, argmax[end - length:end], hidden[end - length:end], t.source, t.prompt)
+                log(f"draft: the target's features over {path.name} from the cache")
+                return data
         except (OSError, ValueError, KeyError):
             pass  # damaged: made again below
         log(f"draft: {kept.name} in the cache does not hold {path.name}'s features: made again")
