@@ -11,8 +11,10 @@ pytestmark = pytest.mark.skipif(not (PROC / "stat").exists(), reason="needs Linu
 
 
 def spin(seconds: float) -> None:
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
+    """Busy for ``seconds`` of this thread's own processor time (not the wall clock's: on a loaded machine a thread
+    spinning for half a second of wall clock may get a part of it only)."""
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
         pass
 
 
