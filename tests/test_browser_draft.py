@@ -160,6 +160,10 @@ def test_the_panel_runs_end_to_end(page, tiny_server):
     assert panel.locator(".onepass-best").is_disabled()
     # The text goes as a chat turn unless the reader unticks it; the prompt shown is the one sent.
     assert panel.locator(".onepass-as-chat").is_checked()
+    # Cheap drafts first and the draft model only where it pays, at first; unticked, it drafts every round.
+    assert panel.locator(".onepass-copy-first").is_checked() and panel.locator(".onepass-weigh").is_checked()
+    panel.locator(".onepass-copy-first").uncheck()
+    panel.locator(".onepass-weigh").uncheck()
     panel.locator(".onepass-text").fill("<b>bold?</b> The cat sat on the mat and the cat sat on the")
     panel.locator(".onepass-gamma").fill("3")
     panel.locator(".onepass-run").click()
@@ -206,6 +210,16 @@ def test_the_panel_runs_end_to_end(page, tiny_server):
     # (The tiny draft's own table of answers has no confident row: every copy here is the text's.)
     assert f"{copies} of them checked a copy, {copies} from the text and 0 from" in panel.locator(".onepass-compare").inner_text()
     assert panel.locator(".onepass-prompt").inner_text() == "<b>bold?</b> The cat sat on the mat and the cat sat on the"
+    # Only where it pays: the tiny draft is seldom sure of its token, so it withholds it or sits rounds out, and
+    # each such row says so; the text is the same.
+    panel.locator(".onepass-weigh").check()
+    panel.locator(".onepass-run").click()
+    page.wait_for_selector(f"{PANEL}[data-identical=yes]", timeout=180_000)
+    withheld, skipped = int(panel.get_attribute("data-withheld")), int(panel.get_attribute("data-skipped"))
+    assert withheld >= 1
+    assert panel.locator(".onepass-passes li", has_text="too unsure of its token to propose it").count() == withheld
+    assert panel.locator(".onepass-passes li", has_text="sits this round out").count() == skipped
+    assert f"in {withheld} more it ran but was less than 20 % sure" in panel.locator(".onepass-draft-figures").inner_text()
 
 
 def test_cancel_ends_a_panel_run(page, tiny_server):

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from onepass.defaults import DEFAULTS
+from onepass.policy import PROPOSE
 from onepass.estimate import alpha_for, fit, measured
 from onepass.speedup import best_gamma, expected_tokens, speedup
 
@@ -224,3 +226,11 @@ def test_step_7_says_how_each_step_gets_alpha_and_c():
 
 def test_step_5_says_the_passes_saved_are_mostly_time_saved():
     assert "the passes saved are mostly time saved" in " ".join(page("copy-and-check.md").split())
+
+
+def test_under_the_hood_states_the_draft_s_own_threshold():
+    """The box "Only where it pays" in words: the confidence under which the draft proposes nothing is the policy's."""
+    text = " ".join(page("runtime.md").split())
+    assert PROPOSE == 0.2 and "its own probability of its token is under a fifth" in text
+    assert "Both boxes are ticked at first" in text and DEFAULTS["draft"]["copyFirst"] and DEFAULTS["draft"]["adaptive"]
+

@@ -11,6 +11,7 @@ from . import contract
 from .drafts import DRAFTS, MODEL_DRAFT
 from .editable import DEFAULT_SOURCE
 from .examples import EXAMPLES, chat
+from .policy import PROPOSE
 
 CAPITALS = "The capital of France is Paris. The capital of Germany is"
 PRESET_P = [0.35, 0.2, 0.15, 0.12, 0.1, 0.08]  # step 6's target over its six words; the presets differ in q
@@ -39,8 +40,12 @@ DEFAULTS = {
     # enough a run for its alpha and c to mean something; its draft length the contract's default, which the reader
     # changes. Typed bare, an instruction is continued, not answered, in text the draft never saw
     # (benchmarks/FINDINGS.md, "Step 6 sends the reader's text as a chat turn").
+    # Copy first and each round weighed, ticked at first: the cheapest drafts first and the draft model only where
+    # it pays, the fastest of the modes in the tab (benchmarks/FINDINGS.md, "Step 6 copies first and weighs each
+    # round"); unticked, the draft model alone drafts every round.
     "draft": {"text": "Write a Python function that reverses the words in a sentence.", "chat": True, "maxNew": 48,
-              "gamma": contract.Generate.gamma,
+              "gamma": contract.Generate.gamma, "copyFirst": True, "adaptive": True,
+              "propose": PROPOSE,  # "Only where it pays": the draft's confidence under which it proposes nothing
               # What the request's ``chat`` puts around the text, for the page to show while the run goes on.
               "chatTurn": dict(zip(("before", "after"), chat("\0").split("\0"), strict=True))},
     "sampling": {

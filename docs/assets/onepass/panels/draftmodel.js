@@ -9,7 +9,8 @@
  * "Copy first" asks the text before the draft (the "lookup+draft" mode): prompt lookup's copy where the text's last
  * two tokens occurred before, else what the model's own earlier answers continued the last tokens with (the table
  * shipped with the draft), the draft model's tokens elsewhere; α and c are then the draft's
- * rounds alone.
+ * rounds alone. "Only where it pays" sends ``adaptive`` (py/onepass/policy.py): the draft proposes nothing where it is
+ * unsure of its token, and the run stops asking it while it does not pay. Both are ticked at first (defaults.py).
  * A site built without a draft model says so, and the rest of the page works.
  */
 import { DEFAULTS, SITE_DRAFT } from './defaults.js';
@@ -21,13 +22,16 @@ import { runFrame } from './runs.js';
 import { MAX_GAMMA } from '../speedup.js';
 import { showDraftRun } from '../widgets/speedup-chart.js';
 
-const { text: DEFAULT_TEXT, chat: DEFAULT_CHAT, chatTurn: CHAT_TURN, maxNew: MAX_NEW, gamma: DEFAULT_GAMMA } = DEFAULTS.draft;
+const { text: DEFAULT_TEXT, chat: DEFAULT_CHAT, chatTurn: CHAT_TURN, maxNew: MAX_NEW, gamma: DEFAULT_GAMMA, copyFirst: COPY_FIRST,
+  adaptive: ADAPTIVE, propose: PROPOSE } = DEFAULTS.draft;
+const SURE = `${Math.round(100 * PROPOSE)} %`;
 
 export function mountDraftModel(root) {
   const frame = runFrame(root, { panel: 'draft', text: DEFAULT_TEXT, rows: 4, eager: false }); // step 6 loads the model only when asked
   const gamma = el('input', { type: 'number', min: 1, max: MAX_GAMMA, step: 1, value: DEFAULT_GAMMA, className: 'onepass-gamma',
     ariaLabel: 'Draft length γ' });
-  const copyFirst = el('input', { type: 'checkbox', className: 'onepass-copy-first' });
+  const copyFirst = el('input', { type: 'checkbox', className: 'onepass-copy-first', checked: COPY_FIRST });
+  const weigh = el('input', { type: 'checkbox', className: 'onepass-weigh', checked: ADAPTIVE });
   const asChat = el('input', { type: 'checkbox', className: 'onepass-as-chat', checked: DEFAULT_CHAT });
   const best = button('Best for my machine', 'onepass-best');
   best.disabled = true;
@@ -39,6 +43,8 @@ export function mountDraftModel(root) {
   frame.run.before(el('label', {}, ['Draft length γ ', gamma]), best,
     el('label', { title: "Prompt lookup (step 5) where the text repeats itself, else the model's own earlier answers, the draft model elsewhere" },
       [copyFirst, ' Copy first']),
+    el('label', { title: `The draft proposes nothing where it is less than ${SURE} sure of its token, and the run stops asking it `
+      + 'while its rounds give fewer tokens a second than plain passes' }, [weigh, ' Only where it pays']),
     el('label', { title: "Your text as one message in the model's chat format, as step 5's examples are sent: the model answers "
       + 'it instead of continuing it' }, [asChat, ' As a chat message']));
   frame.extra.append(about);
@@ -73,7 +79,7 @@ export function mountDraftModel(root) {
     delete root.dataset.copies;
     /** @type {Partial<GenerateRequest>} */
     const request = { text: frame.input.value, mode: copyFirst.checked ? 'lookup+draft' : 'draft', gamma: draftLength(),
-      baseline: true, chat: asChat.checked, kvCache: frame.kv.checked, maxNew: MAX_NEW };
+      adaptive: weigh.checked, baseline: true, chat: asChat.checked, kvCache: frame.kv.checked, maxNew: MAX_NEW };
     const { before, after } = CHAT_TURN;
     const outcome = await frame.execute(request, { shown: request.chat ? before + request.text + after : request.text,
       note: 'Each row: the draft\'s small passes, then one pass of the model that checks them all.' });
@@ -91,14 +97,21 @@ export function mountDraftModel(root) {
       + `of the model${copies} and ${draft.passes} small passes of the draft, ${ms(result.wallSeconds)} on the wall clock · one at a time: `
       + `${one.totals.passes} passes, ${ms(one.wallSeconds)} · ${totals.tokens} tokens, ${totals.accepted} of ${totals.drafted} `
       + `drafted tokens accepted. ${verdict(one.speedup)}`;
+    const { draft: asked, withheld, skipped } = draft.rounds;
     Object.assign(root.dataset, { identical: one.identical ? 'yes' : 'no', passes: totals.passes, draftPasses: draft.passes,
-      greedyPasses: one.totals.passes, copies: draft.copies });
+      greedyPasses: one.totals.passes, copies: draft.copies, withheld, skipped });
+    const weighed = draft.adaptive ? `The draft model proposed in ${asked} rounds; in ${withheld} more it ran but was less than `
+      + `${SURE} sure of its token and proposed nothing, and it sat out ${skipped}. ` : '';
     if (draft.alpha === null || draft.c === null) {
       measured = null;
       best.disabled = true;
-      figures.textContent = draft.copies
-        ? 'The draft model drafted nothing in this run (every round copied), so it measured no α or c.'
-        : 'Nothing was drafted in this run (it was too short), so it measured no α or c: write more tokens.';
+      if (draft.adaptive && !asked && withheld + skipped) {
+        figures.textContent = `${weighed}So it measured no α: untick Only where it pays to see it draft every round.`;
+      } else {
+        figures.textContent = draft.copies
+          ? 'The draft model drafted nothing in this run (every round copied), so it measured no α or c.'
+          : 'Nothing was drafted in this run (it was too short), so it measured no α or c: write more tokens.';
+      }
       showDraftRun(null);
       return;
     }
@@ -106,7 +119,7 @@ export function mountDraftModel(root) {
     best.disabled = false;
     const positions = draft.acceptance.map((p) => `${p.position}: ${p.accepted} of ${p.reached} (${p.alpha.toFixed(2)})`).join(', ');
     const own = draft.copies ? ' of the draft model\'s own rounds (not the copies)' : '';
-    figures.textContent = `Measured in this tab: acceptance α${own} = ${draft.alpha.toFixed(2)}; by draft position, accepted of reached: `
+    figures.textContent = `${weighed}Measured in this tab: acceptance α${own} = ${draft.alpha.toFixed(2)}; by draft position, accepted of reached: `
       + `${positions}. The draft's cost c = ${draft.c.toFixed(3)}: one small pass took ${ms(draft.seconds / draft.passes)}, `
       + `against a one-token pass of the model after the first. The formula at that α and c predicts ${draft.predicted.toFixed(2)}× `
       + `at γ = ${draft.gamma}${draft.copies ? ' for the draft alone' : ''}; the run measured ${one.speedup.toFixed(2)}× on the `
