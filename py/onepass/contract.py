@@ -112,8 +112,9 @@ class Generate(Request):
     baseline: bool = False  # then also one at a time on the same text: the result's ``baseline``, c and speed-up
     chat: bool = False  # send ``text`` as one user turn in the model's chat format (``examples.chat``): it answers it
     # The draft modes': each round weighed in the run (``policy.py``): a copy as long as the context it matched, the
-    # draft model asked only while it pays (else a plain pass), no further after a token it is unsure of (gamma is
-    # then the most it drafts). False, the default until step 6 asks for it: every round as before, gamma tokens.
+    # draft model asked only while it pays (else a plain pass), nothing proposed where it is unsure of its first token,
+    # no further after a later one it is unsure of (gamma is then the most it drafts). False: every round gamma tokens.
+    # Step 6's panel asks for it at first (its box "Only where it pays", ``defaults.py``).
     adaptive: bool = False
 
 
