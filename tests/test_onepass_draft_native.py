@@ -76,6 +76,11 @@ def test_the_command_line_drafts_with_it(tiny_export, tiny_draft, capsys, tmp_pa
                  "lookup+draft", "--draft", str(tiny_draft), "--max-new", "8", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["draft"]["copies"] >= 1 and out["run"]["passes"][1]["draft"]
+    # Each round weighed (step 6's "Only where it pays"): the tiny draft is seldom sure of its token.
+    assert main(["run", "--model", str(tiny_export), "--text", "The capital of France is", "--mode", "draft",
+                 "--adaptive", "--draft", str(tiny_draft), "--max-new", "8", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["draft"]["adaptive"] and out["draft"]["rounds"]["withheld"] + out["draft"]["rounds"]["skipped"] >= 1
 
 
 @pytest.mark.slow

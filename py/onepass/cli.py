@@ -55,6 +55,8 @@ def parser() -> argparse.ArgumentParser:
                      help="lookup+draft: prompt lookup's copy where the text repeats, else the model's earlier answers' "
                           "(when the draft has them), else the draft model's")
     run.add_argument("--guess", help="with --mode guess: the continuation you expect")
+    run.add_argument("--adaptive", action="store_true", help="with a draft mode: each round weighed, as step 6's "
+                     "\"Only where it pays\" (the draft proposes nothing where it is unsure, and is asked only while it pays)")
     add_chat_argument(run)
     add_draft_arguments(run)
     run.add_argument("--max-new", type=int, default=MAX_NEW, help=f"most tokens to generate (default {MAX_NEW})")
@@ -147,12 +149,13 @@ def run_command(args) -> int:
     if args.mode in DRAFTING:
         model.draft, gamma = open_draft(args, model)  # where the generation finds the site's draft (draft_of)
     asked = Generate(text=args.text, mode=args.mode, kv_cache=not args.no_kv_cache, max_new=max_new,
-                     guess=args.guess or "", gamma=gamma, chat=args.chat)
+                     guess=args.guess or "", gamma=gamma, chat=args.chat, adaptive=args.adaptive)
     result = asyncio.run(generate(model, tokenizer, asked, lambda event: None))
     drafting = result.get("draft")
     if args.json:
         run = {key: result[key] for key in RunRecord.__annotations__}
-        shown = {key: drafting[key] for key in ("gamma", "passes", "seconds", "copies", "from_answers", "acceptance")} \
+        shown = {key: drafting[key] for key in ("gamma", "passes", "seconds", "copies", "from_answers", "acceptance",
+                                                "adaptive", "rounds")} \
             if drafting else None
         print(json.dumps({"model": model.facts.name, "text": result["prompt_text"], "generated": result["text"],
                           "run": run, **({"draft": shown} if drafting else {})}, ensure_ascii=False, indent=1))
