@@ -136,8 +136,8 @@ export function mountDraftModel(root) {
   /** Which run was faster on the wall clock in this tab, and by how much, whichever way it falls. */
   function verdict(speedup) {
     if (Math.abs(speedup - 1) < 0.05) return 'In this tab the two took the same time after the first pass, within 5 %.';
-    return speedup > 1 ? `In this tab the draft model was ${speedup.toFixed(2)}× as fast after the first pass.`
-      : `In this tab the draft model was slower: it took ${(1 / speedup).toFixed(2)}× as long after the first pass.`;
+    return speedup > 1 ? `In this tab drafting was ${speedup.toFixed(2)}× as fast after the first pass.`
+      : `In this tab drafting was slower: it took ${(1 / speedup).toFixed(2)}× as long after the first pass.`;
   }
 
   best.addEventListener('click', () => {
