@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from onepass.defaults import DEFAULTS
-from onepass.policy import PROPOSE
 from onepass.estimate import alpha_for, fit, measured
+from onepass.policy import PROPOSE
 from onepass.speedup import best_gamma, expected_tokens, speedup
 
 ROOT = Path(__file__).resolve().parent.parent

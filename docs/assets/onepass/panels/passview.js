@@ -106,8 +106,10 @@ export class PassView {
     this.draftSeconds += pass.draftSeconds;
     let text = 'draft: nothing to read yet, so';
     if (pass.copied) text = `no small pass: copied from ${pass.fromAnswers ? "the model's earlier answers" : 'the text'}, then`;
-    else if (pass.withheld) text = `draft: 1 small pass, ${ms(pass.draftSeconds)}, too unsure of its token to propose it, so`;
-    else if (pass.draftPasses) text = `draft: ${pass.draftPasses} small pass${pass.draftPasses === 1 ? '' : 'es'}, ${ms(pass.draftSeconds)}, then`;
+    else if (pass.draftPasses) {
+      text = `draft: ${pass.draftPasses} small pass${pass.draftPasses === 1 ? '' : 'es'}, ${ms(pass.draftSeconds)}, `
+        + (pass.withheld ? 'too unsure of its token to propose it, so' : 'then');
+    }
     else if (pass.skipped) text = 'no small pass: the draft sits this round out (unsure just before, or not paying in this run), so';
     return el('span', { className: 'onepass-pass-draft', textContent: text });
   }
