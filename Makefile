@@ -83,7 +83,7 @@ test: setup lint
 ifneq ($(ONEPASS_SKIP_REAL),1)
 	$(PY) -m model_export --source default
 endif
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=15
 
 bench: setup
 	$(PY) -m benchmarks.bench_export --source "$(SOURCE)"
