@@ -5,8 +5,10 @@
  * over each kind's timed passes (its warm-up passes left out). The profiler adds a cost of its own to every node,
  * and the parallel executor may run two nodes at once, so read the shares rather than the times.
  *
- * Usage: node benchmarks/wasm_profile.mjs --model DIR [--threads N] [--top N]
+ * Usage: node benchmarks/wasm_profile.mjs --model DIR [--graph FILE] [--threads N] [--top N]
  *   DIR: an export folder (manifest.json and the graph it names), e.g. one under ~/.cache/onepass/models/.
+ *   FILE: another graph with the export's inputs and outputs, profiled instead of the manifest's: the stock int8
+ *     quantisation of the same export (benchmarks/peers.py's stock_int8_folder) puts the two side by side.
  * Prints one JSON object to stdout. (It runs the passes in a child process of its own, whose stdout carries the
  * profile.)
  */
@@ -30,12 +32,13 @@ const TIMED = 'wasm_profile: ';
 const { values } = parseArgs({
   options: {
     model: { type: 'string' },
+    graph: { type: 'string' },
     threads: { type: 'string', default: '1' },
     top: { type: 'string', default: '12' },
     child: { type: 'boolean', default: false },
   },
 });
-if (!values.model) throw new Error('usage: wasm_profile.mjs --model DIR [--threads N] [--top N]');
+if (!values.model) throw new Error('usage: wasm_profile.mjs --model DIR [--graph FILE] [--threads N] [--top N]');
 
 /** Kernel time by operator over the passes `runs` (model_run events): per pass, with each operator's share. */
 function byOperator(events, runs, top) {
@@ -59,22 +62,51 @@ function byOperator(events, runs, top) {
   };
 }
 
+/**
+ * `session` as the bridge's graph, for a graph that takes fewer inputs and answers fewer outputs than the export's
+ * (the stock int8 graph, quantised from the float32 reference, takes no first_row and answers logits for every row
+ * and the KV cache): feeds it does not take are dropped, its logits fetched in place of the predictions it does not
+ * answer (argmax and top-k, which a caller of such a graph computes from them), and those answered by zeros, outside
+ * the kernels' time that is profiled.
+ */
+function asExportGraph(session, manifest) {
+  const takes = new Set(session.inputNames);
+  const answers = new Set(session.outputNames);
+  const { outputs } = manifest;
+  const k = outputs.top_k;
+  return {
+    async run(feeds, fetches) {
+      const fed = Object.fromEntries(Object.entries(feeds).filter(([name]) => takes.has(name)));
+      const out = await session.run(fed, [...new Set(fetches.map((name) => (answers.has(name) ? name : outputs.logits)))]);
+      out[outputs.argmax] ??= new ort.Tensor('int64', new BigInt64Array(1), [1]);
+      out[outputs.topk_ids] ??= new ort.Tensor('int64', new BigInt64Array(k), [1, k]);
+      out[outputs.topk_probs] ??= new ort.Tensor('float32', new Float32Array(k), [1, k]);
+      return out;
+    },
+  };
+}
+
 /** The profiled passes, in a child process: onnxruntime writes its profile to that process's stdout. */
 async function child() {
   console.log = console.error;
-  const { manifest, model } = readExport(values.model);
+  const { manifest, model } = readExport(values.model, values.graph);
   ort.env.wasm.numThreads = Number(values.threads);
   const session = await ort.InferenceSession.create(model, { ...SESSION_OPTIONS, enableProfiling: true });
-  const timed = await passTimes(new OnnxBridge(ort, session, manifest), IDS, { runs: RUNS, warmup: WARMUP });
+  const graph = values.graph ? asExportGraph(session, manifest) : session;
+  const timed = await passTimes(new OnnxBridge(ort, graph, manifest), IDS, { runs: RUNS, warmup: WARMUP });
   session.endProfiling();
   await session.release();
-  process.stderr.write(`${TIMED}${JSON.stringify({ ort: ort.env.versions.web, threads: ort.env.wasm.numThreads, timed_with_profiler: timed })}\n`);
+  const summary = {
+    graph: values.graph ?? manifest.graph, ort: ort.env.versions.web, threads: ort.env.wasm.numThreads, timed_with_profiler: timed,
+  };
+  process.stderr.write(`${TIMED}${JSON.stringify(summary)}\n`);
 }
 
 /** Runs the child: its summary, and each profile event's time, duration, kind and operator. */
 async function profile() {
   const events = [];
-  const args = [fileURLToPath(import.meta.url), '--child', '--model', values.model, '--threads', values.threads];
+  const args = [fileURLToPath(import.meta.url), '--child', '--model', values.model, '--threads', values.threads,
+    ...(values.graph ? ['--graph', values.graph] : [])];
   const run = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let summary = null;
   let errors = '';

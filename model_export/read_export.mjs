@@ -8,10 +8,13 @@ import path from 'node:path';
 // fs.readFileSync stops at 2 GiB (as would a single-file ONNX model's protobuf).
 const MAX_MODEL_BYTES = 2 ** 31 - 1;
 
-/** { manifest, model }: the folder's manifest, and its graph as a Uint8Array for ort.InferenceSession.create. */
-export function readExport(modelDir) {
+/**
+ * { manifest, model }: the folder's manifest, and its graph as a Uint8Array for ort.InferenceSession.create; `graph`,
+ * a file's path, reads that graph instead of the one the manifest names.
+ */
+export function readExport(modelDir, graph = undefined) {
   const manifest = JSON.parse(fs.readFileSync(path.join(modelDir, 'manifest.json'), 'utf8'));
-  const file = path.join(modelDir, manifest.graph);
+  const file = graph ?? path.join(modelDir, manifest.graph);
   const { size } = fs.statSync(file);
   if (size > MAX_MODEL_BYTES) {
     throw new Error(`${file} is ${size} bytes; the model must stay under 2 GiB`);
