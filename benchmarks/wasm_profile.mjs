@@ -22,6 +22,7 @@ import * as ort from 'onnxruntime-web';
 import { OnnxBridge } from '../runtime/bridge.js';
 import { median, passTimes, SESSION_OPTIONS } from '../runtime/harness.js';
 import { readExport } from '../model_export/read_export.mjs';
+import { asExportGraph } from './export_graph.mjs';
 
 const RUNS = 10;
 const WARMUP = 3;
@@ -62,37 +63,13 @@ function byOperator(events, runs, top) {
   };
 }
 
-/**
- * `session` as the bridge's graph, for a graph that takes fewer inputs and answers fewer outputs than the export's
- * (the stock int8 graph, quantised from the float32 reference, takes no first_row and answers logits for every row
- * and the KV cache): feeds it does not take are dropped, its logits fetched in place of the predictions it does not
- * answer (argmax and top-k, which a caller of such a graph computes from them), and those answered by zeros, outside
- * the kernels' time that is profiled.
- */
-function asExportGraph(session, manifest) {
-  const takes = new Set(session.inputNames);
-  const answers = new Set(session.outputNames);
-  const { outputs } = manifest;
-  const k = outputs.top_k;
-  return {
-    async run(feeds, fetches) {
-      const fed = Object.fromEntries(Object.entries(feeds).filter(([name]) => takes.has(name)));
-      const out = await session.run(fed, [...new Set(fetches.map((name) => (answers.has(name) ? name : outputs.logits)))]);
-      out[outputs.argmax] ??= new ort.Tensor('int64', new BigInt64Array(1), [1]);
-      out[outputs.topk_ids] ??= new ort.Tensor('int64', new BigInt64Array(k), [1, k]);
-      out[outputs.topk_probs] ??= new ort.Tensor('float32', new Float32Array(k), [1, k]);
-      return out;
-    },
-  };
-}
-
 /** The profiled passes, in a child process: onnxruntime writes its profile to that process's stdout. */
 async function child() {
   console.log = console.error;
   const { manifest, model } = readExport(values.model, values.graph);
   ort.env.wasm.numThreads = Number(values.threads);
   const session = await ort.InferenceSession.create(model, { ...SESSION_OPTIONS, enableProfiling: true });
-  const graph = values.graph ? asExportGraph(session, manifest) : session;
+  const graph = values.graph ? asExportGraph(ort, session, manifest) : session;
   const timed = await passTimes(new OnnxBridge(ort, graph, manifest), IDS, { runs: RUNS, warmup: WARMUP });
   session.endProfiling();
   await session.release();
