@@ -111,6 +111,10 @@ def test_whole_runs_follow_plain_sampling_with_the_rule():
     assert right["accepted"] < right["draftedTokens"]
     wrong = run("sample_runs", {"text": "abcab", "runs": 200, "seed": 2, "rule": "always accept"}, toy(error_rate=0.3))
     assert wrong["accepted"] == wrong["draftedTokens"] > 0 and wrong["rule"] == "always accept"
+    assert sum(wrong["plain"].values()) == 200 and wrong["verdict"] is not None
+    # Without plain runs: the drafted ones alone, and no verdict.
+    alone = run("sample_runs", {"text": "abcab", "runs": 200, "seed": 2, "plain": False}, toy(error_rate=0.3))
+    assert alone["plain"] == {} and alone["verdict"] is None and sum(alone["drafted"].values()) == 200
 
 
 def test_the_real_pair_is_the_draft_model_s_q_after_the_same_text():

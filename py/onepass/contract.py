@@ -185,6 +185,9 @@ class SampleRuns(Request):
     temperature: float = 1.0
     rule: str = "speculative"
     seed: float = 0
+    # False: the drafted runs alone. A test that already holds a plain sample of the same text (from a request with the
+    # lesson's rule) compares a wrong rule's runs with it, instead of drawing the plain runs again.
+    plain: bool = True
 
 
 REQUESTS: dict[str, type[Request]] = {cls.kind: cls for cls in (Generate, Verify, Predict, Measure, Sample, SampleNext,
@@ -376,14 +379,14 @@ class SampleNextResult(SampleResult):
 
 
 class SampleRunsResult(TypedDict):
-    plain: dict[str, int]  # each run's first tokens (ids joined by commas) -> how many runs wrote them
+    plain: dict[str, int]  # each run's first tokens (ids joined by commas) -> how many runs wrote them; {} unless asked
     drafted: dict[str, int]
     runs: int
     rule: str
     draft_passes: int
     accepted: int  # drafted tokens kept as drafted, over every drafted run
     drafted_tokens: int
-    verdict: Verdict  # the two samples, one distribution? (chisquare.two_samples)
+    verdict: Verdict | None  # the two samples, one distribution? (chisquare.two_samples); None without plain runs
     seconds: float
 
 

@@ -233,7 +233,8 @@ async def sample_runs(model, tokenizer: Tokenizer, request: dict,
                       on_start: Callable[[int], None] | None = None) -> SampleRunsResult:
     """Step 6's whole-run test: plain and drafted sampled runs after ``text``, their first tokens tallied, and the
     two tallies compared (``chisquare.two_samples``): one distribution if the rule is exact. ``rule`` "always
-    accept" keeps every drafted token: the wrong rule the test must catch."""
+    accept" keeps every drafted token: the wrong rule the test must catch. Without ``plain`` only the drafted runs are
+    drawn, and the caller compares them with a plain sample it holds."""
     asked = contract.SampleRuns.parse(request)
     prompt = encoded(tokenizer, asked.text)
     check_prompt(prompt)
@@ -249,7 +250,7 @@ async def sample_runs(model, tokenizer: Tokenizer, request: dict,
     began = time.perf_counter()
     totals = Counter()
     try:
-        plain = await whole_runs(model, prompt, runs, new_tokens, temperature, rng)
+        plain = await whole_runs(model, prompt, runs, new_tokens, temperature, rng) if asked.plain else Counter()
         drafted_runs = await whole_runs(model, prompt, runs, new_tokens, temperature, rng, draft=found, gamma=gamma,
                                         rule=rule, totals=totals)
     except KeyboardInterrupt:
@@ -257,7 +258,8 @@ async def sample_runs(model, tokenizer: Tokenizer, request: dict,
     plain, drafted_runs = ({outcome(tokens): n for tokens, n in tally.items()} for tally in (plain, drafted_runs))
     return SampleRunsResult(plain=plain, drafted=drafted_runs, runs=runs, rule=asked.rule, draft_passes=totals["passes"],
                             accepted=totals["accepted"], drafted_tokens=totals["drafted"],
-                            verdict=two_samples(plain, drafted_runs), seconds=time.perf_counter() - began)
+                            verdict=two_samples(plain, drafted_runs) if asked.plain else None,
+                            seconds=time.perf_counter() - began)
 
 
 def outcome(tokens: list[int]) -> str:
