@@ -6,13 +6,14 @@
  * (the stock int8 graph, quantised from the float32 reference, takes no first_row and answers logits for every row
  * and the KV cache): feeds it does not take are dropped, its logits fetched in place of the predictions it does not
  * answer (argmax and top-k, which a caller of such a graph computes from them), and those answered by zeros, outside
- * the kernels' time (profiled or timed).
+ * the kernels' time (profiled or timed). The export's own graph, which answers every prediction, is returned as it is.
  */
 export function asExportGraph(ort, session, manifest) {
   const takes = new Set(session.inputNames);
   const answers = new Set(session.outputNames);
   const { outputs } = manifest;
   const k = outputs.top_k;
+  if ([outputs.argmax, outputs.topk_ids, outputs.topk_probs].every((name) => answers.has(name))) return session;
   return {
     async run(feeds, fetches) {
       const fed = Object.fromEntries(Object.entries(feeds).filter(([name]) => takes.has(name)));

@@ -39,7 +39,7 @@ for (let round = 0; round < Number(values.rounds); round++) {
   for (const [g, graph] of graphs.entries()) {
     const { manifest, model } = readExport(values.model, graph);
     const session = await ort.InferenceSession.create(model, SESSION_OPTIONS);
-    const bridge = new OnnxBridge(ort, graph ? asExportGraph(ort, session, manifest) : session, manifest);
+    const bridge = new OnnxBridge(ort, asExportGraph(ort, session, manifest), manifest);
     const times = await passTimes(bridge, IDS, { runs: Number(values.runs), warmup: 2 });
     await session.release();
     rounds[g].push(KINDS.map((kind) => Math.round(times[kind] * 10) / 10));

@@ -69,8 +69,8 @@ async function child() {
   const { manifest, model } = readExport(values.model, values.graph);
   ort.env.wasm.numThreads = Number(values.threads);
   const session = await ort.InferenceSession.create(model, { ...SESSION_OPTIONS, enableProfiling: true });
-  const graph = values.graph ? asExportGraph(ort, session, manifest) : session;
-  const timed = await passTimes(new OnnxBridge(ort, graph, manifest), IDS, { runs: RUNS, warmup: WARMUP });
+  const bridge = new OnnxBridge(ort, asExportGraph(ort, session, manifest), manifest);
+  const timed = await passTimes(bridge, IDS, { runs: RUNS, warmup: WARMUP });
   session.endProfiling();
   await session.release();
   const summary = {

@@ -44,6 +44,17 @@ def real_export() -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_stock_graph(tiny_export, tmp_path_factory) -> Path:
+    """The stock int8 quantisation of the tiny export's float32 reference (benchmarks/peers.py), the graph the
+    benchmarks put beside ours: it takes no first_row and answers only logits and the KV cache."""
+    from benchmarks.peers import quantise
+
+    stock = tmp_path_factory.mktemp("stock") / "stock.onnx"
+    quantise(tiny_export / "reference" / "model_fp32.onnx", stock)
+    return stock
+
+
+@pytest.fixture(scope="session")
 def gguf_tokenizer():
     """transformers' tokenizer built afresh from the whole pinned GGUF, its control tokens registered: the reference the
     exported tokenizer.json is checked against (about 25 s, once a session)."""

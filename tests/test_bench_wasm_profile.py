@@ -24,19 +24,14 @@ def test_the_profile_names_where_each_kind_of_pass_spends_its_time(tiny_export):
         assert report[kind]["pass_ms"] > 0 and abs(sum(entry["share"] for entry in operators.values()) - 1) < 0.01
 
 
-def test_another_graph_of_the_same_export_is_profiled_beside_ours(tiny_export, tmp_path):
-    """--graph: the stock int8 quantisation of the tiny export's float32 reference (benchmarks/peers.py), which takes
-    no first_row and answers only logits and the KV cache, runs the same passes; its weight matmuls are onnxruntime's
-    fused dynamic-quantisation kernels instead of our MatMulInteger."""
-    from benchmarks.peers import quantise
-
-    stock = tmp_path / "stock.onnx"
-    quantise(tiny_export / "reference" / "model_fp32.onnx", stock)
-    done = subprocess.run(["node", str(SCRIPT), "--model", str(tiny_export), "--graph", str(stock), "--top", "80"],
+def test_another_graph_of_the_same_export_is_profiled_beside_ours(tiny_export, tiny_stock_graph):
+    """--graph: the stock int8 graph (conftest's tiny_stock_graph) runs the same passes; its weight matmuls are
+    onnxruntime's fused dynamic-quantisation kernels instead of our MatMulInteger."""
+    done = subprocess.run(["node", str(SCRIPT), "--model", str(tiny_export), "--graph", str(tiny_stock_graph), "--top", "80"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(done.stdout)
-    assert report["graph"] == str(stock)
+    assert report["graph"] == str(tiny_stock_graph)
     for kind in ("decode_1", "verify_6", "prefill_30"):
         nodes = {entry["op"]: entry["nodes"] for entry in report[kind]["operators"]}
         fused = nodes.get("DynamicQuantizeMatMul", 0) + nodes.get("MatMulIntegerToFloat", 0)
