@@ -330,7 +330,11 @@ def test_a_long_run_shows_its_seconds_ticking(panels):
     }""")
     set_proposer(panels, "import time\n\ndef propose(text):\n    time.sleep(0.4)\n    return []\n")
     panel(panels, "lookup").locator(".onepass-run-mine").click()
-    lookup_state(panels)
+    # Once it has said a whole second, the rest of the run (about 16 s) would say nothing new: cancelled there.
+    panels.wait_for_function("() => window.said.some((s) => /^Writing: \\d+ pass(es)? done: [1-9]\\d* s…$/.test(s))",
+                             timeout=RUN_MS)
+    panel(panels, "lookup").locator(".onepass-cancel").click()
+    assert lookup_state(panels) == "cancelled"
     said = panels.evaluate("window.said")
     assert any(re.fullmatch(r"Reading your \d+-token text: 0 s…", s) for s in said), said
     assert any(re.fullmatch(r"Writing: \d+ pass(es)? done: [1-9]\d* s…", s) for s in said), said
