@@ -55,6 +55,16 @@ def tiny_stock_graph(tiny_export, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def held_out_prompts() -> list[str]:
+    """tests/data/prompts.json without those the draft's corpus also asks (two of its 251 chat questions): the prompts
+    the real draft's sweeps run, none of which it learned from."""
+    from draft import corpus
+
+    asked = [request for _, request in corpus.requests()]
+    return [text for text in json.loads((DATA / "prompts.json").read_text()) if not corpus.meets(text, asked)]
+
+
+@pytest.fixture(scope="session")
 def gguf_tokenizer():
     """transformers' tokenizer built afresh from the whole pinned GGUF, its control tokens registered: the reference the
     exported tokenizer.json is checked against (about 25 s, once a session)."""

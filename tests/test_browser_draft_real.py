@@ -3,9 +3,7 @@ on prompts of the benchmark's kind, drafting alone and copying first, with the t
 wall-clock speed-up printed as figures (``pytest -s``), not asserted; and step 6's panel on its default request.
 Opt-in (``ONEPASS_REAL_DRAFT=1``): it runs the real model in Chromium over many prompts."""
 
-import json
 import os
-from pathlib import Path
 from urllib.parse import urljoin
 
 import pytest
@@ -19,7 +17,7 @@ pytest_plugins = ["tests.browser"]
 pytestmark = pytest.mark.skipif(os.environ.get("ONEPASS_REAL_DRAFT") != "1", reason="the real draft's sweeps: "
                                 "ONEPASS_REAL_DRAFT=1 (many minutes in Chromium)")
 
-PROMPTS = json.loads((Path(__file__).parent / "data" / "prompts.json").read_text())[:30]  # issue 40: 30 or more in Chromium
+PROMPTS = 30  # issue 40: 30 held-out prompts or more in Chromium (conftest's held_out_prompts)
 MAX_NEW = 32
 
 
@@ -33,10 +31,10 @@ def real_draft_page(real_export, real_draft, chromium, tmp_path_factory):
 # Step 6's default (copying first, each round weighed: the request's ``adaptive``), the draft alone, and longer drafts.
 @pytest.mark.parametrize(("mode", "gamma", "adaptive"), [("lookup+draft", 1, True), ("draft", 1, False), ("draft", 2, False),
                                                          ("lookup+draft", 2, False)])
-def test_the_real_draft_in_the_tab_writes_one_at_a_time_s_text(real_draft_page, mode, gamma, adaptive):
+def test_the_real_draft_in_the_tab_writes_one_at_a_time_s_text(real_draft_page, held_out_prompts, mode, gamma, adaptive):
     reached = accepted = passes = draft_seconds = 0
     drafted_wall = greedy_wall = 0.0
-    for text in PROMPTS:
+    for text in held_out_prompts[:PROMPTS]:
         result = real_draft_page.evaluate("(r) => window.onepass().run('generate', r)",
                                           {"text": text, "mode": mode, "gamma": gamma, "adaptive": adaptive, "baseline": True,
                                            "maxNew": MAX_NEW})
@@ -52,7 +50,8 @@ def test_the_real_draft_in_the_tab_writes_one_at_a_time_s_text(real_draft_page, 
             print(f"{mode} γ={gamma} {text[:30]!r}: α={figures['alpha']:.2f} c={figures['c']:.3f} "
                   f"speed-up {result['baseline']['speedup']:.2f}× (predicted {figures['predicted']:.2f}×), "
                   f"α by position {[round(row['alpha'], 2) for row in figures['acceptance']]}, {figures['copies']} copies")
-    print(f"{mode} γ={gamma} over {len(PROMPTS)} prompts: α={accepted / reached:.2f}, a small pass {1000 * draft_seconds / max(passes, 1):.1f} ms, "
+    print(f"{mode} γ={gamma} over {PROMPTS} prompts: α={accepted / reached:.2f}, "
+          f"a small pass {1000 * draft_seconds / max(passes, 1):.1f} ms, "
           f"wall {drafted_wall:.1f} s against {greedy_wall:.1f} s one at a time: {greedy_wall / drafted_wall:.2f}×")
 
 
