@@ -25,7 +25,8 @@
  * checked against Python's limits (py/onepass/limits.py) before its first pass, a text by its length first. An error's message is plain
  * words for the reader; the raw text (a Python traceback, onnxruntime's own words) is its `detail`, and the console's.
  * A generated pass carries `timing` (seconds: model, kv, bridge, python) and its message `sent`, the moment it was
- * posted on the clock page and worker share (performance.timeOrigin + performance.now(), in ms).
+ * posted on the clock page and worker share (performance.timeOrigin + performance.now(), in ms; Chromium sets each
+ * global's origin from the system clock, so the two can be a few ms apart: w3c/hr-time#115).
  */
 /** @import { LoadInfo, ModelLoaded, ModelReply, PassEvent, WorkerReply } from './contract.js' */
 import { Tokenizer } from '../../../vendor/tokenizers/tokenizers.min.mjs';

@@ -17,6 +17,7 @@ RUN_MS = 120_000
 PARTS = ["model", "kv", "bridge", "python", "page", "rest"]
 IN_WORKER = ["model", "kv", "bridge", "python"]
 SLACK = 0.005  # seconds: the worker's clock and the page's are read at slightly different moments
+SKEW_MS = 10  # how far apart the worker's and the page's clocks may be (3 ms seen)
 
 
 @pytest.fixture
@@ -65,7 +66,10 @@ def test_every_pass_carries_its_timing_and_the_moment_it_was_sent(hood):
         assert set(timing) == {"model", "kv", "bridge", "python"}
         assert all(value >= 0 for value in timing.values()), timing
         assert timing["model"] == message["pass"]["seconds"]  # the same measurement, onnxruntime-web's run
-        assert got["before"] <= message["sent"] <= message["received"] <= got["after"]
+        # The worker's clock and the page's are each set from the system clock (Chromium, w3c/hr-time#115): a few ms
+        # apart at most (the worker's reading 3 ms after the page's once, on 2026-12-06).
+        assert got["before"] - SKEW_MS <= message["sent"] <= message["received"] + SKEW_MS
+        assert message["received"] <= got["after"]
     # The worker's parts of all passes fit in the run, as the page saw it.
     worker = sum(sum(m["pass"]["timing"].values()) for m in got["passes"])
     assert worker <= (got["after"] - got["before"]) / 1000 + SLACK

@@ -273,9 +273,11 @@ export function runFrame(root, { panel, text, rows = 3, details = false, eager =
           onEvent(m);
           if (m.type !== 'pass' || m.baseline) return; // the one-at-a-time run a request compares with is not drawn
           view.add(m.pass, m.text, m.labels);
-          // The page's part: from the worker posting the pass to its row drawn here, on the clock both share.
+          // The page's part: from the worker posting the pass to its row drawn here, on the clock both share. Chromium
+          // sets each global's timeOrigin from the system clock (w3c/hr-time#115), so the worker's reading can run a few
+          // ms ahead of the page's (3 ms seen once): never below nothing.
           const drawn = performance.now();
-          const page = (performance.timeOrigin + drawn - Math.max(m.sent, lastDrawn)) / 1000;
+          const page = Math.max(0, performance.timeOrigin + drawn - Math.max(m.sent, lastDrawn)) / 1000;
           lastDrawn = performance.timeOrigin + drawn;
           if (m.pass.timing) passes.push({ ...m.pass.timing, page, drawing: (drawn - arrived) / 1000 });
         });
