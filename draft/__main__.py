@@ -13,6 +13,7 @@ seconds and nothing is trained (``shipped.assemble``). For another model, a quic
 import argparse
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from onepass.backends.native import DraftUnavailable
@@ -32,6 +33,8 @@ def main(argv=None) -> int:
                         "shards, into the cache, a shard at a time (--retrain's longest part; stop and go on any time)")
     parser.add_argument("--shards", type=int, default=None, help="with --retrain or --features: the corpus's first N "
                         "shards only")
+    parser.add_argument("--epochs", type=int, default=None, help="with --retrain: epochs over the data instead of the "
+                        "shipped recipe's (what ran is written in draft.json)")
     args = parser.parse_args(argv)
     log = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731 - stdout carries only the folder
     try:
@@ -43,7 +46,8 @@ def main(argv=None) -> int:
                 shipped.shard_sequences(target, path, log)  # each shard's kept, none held in memory
             return 0
         if args.retrain:
-            shipped.train(args.target, args.shards, args.seed, log=log)
+            recipe = shipped.RECIPE if args.epochs is None else replace(shipped.RECIPE, epochs=args.epochs)
+            shipped.train(args.target, args.shards, args.seed, recipe=recipe, log=log)
             return 0
         try:
             folder = shipped.assemble(args.target, log=log)
