@@ -76,6 +76,12 @@ export class Runtime {
     this.worker = worker;
     this.heard = performance.now();
     this.spoke = false;
+    // The worker's clock less the page's, in ms, from the ping answered soonest (`clockError`: half its round trip,
+    // the most the estimate can be off): Chromium sets each global's timeOrigin from the system clock
+    // (w3c/hr-time#115), so the two can be a few ms apart, and a pass's `sent` is read on the worker's.
+    this.clockOffset = 0;
+    this.clockError = Infinity;
+    this.pings = []; // when each unanswered ping was posted, on the page's clock (the worker answers them in order)
     const current = () => worker === this.worker; // a replaced worker's last words are ignored
     worker.onmessage = ({ data }) => {
       if (!current()) return;
@@ -89,6 +95,7 @@ export class Runtime {
       event.preventDefault();
       if (current()) this.restart(`the model's worker failed: ${event.message ?? 'it could not start'}`);
     };
+    this.ping(); // the clocks compared first while the worker is idle
     if (this.interrupt) {
       this.interrupt[0] = 0;
       this.request('interrupt', { buffer: this.interrupt.buffer }).catch(() => {}); // a worker that dies first is restarted
@@ -123,6 +130,12 @@ export class Runtime {
     for (const { reject } of waiting) reject(failure);
   }
 
+  /** Ask the worker for a sign of life and its clock (a pong). */
+  ping() {
+    this.pings.push(performance.timeOrigin + performance.now());
+    this.worker.postMessage({ type: 'ping' });
+  }
+
   /** While requests wait, ping the worker; one silent for `silentMs` (hung, or closed by a proposer) is replaced. */
   keepAlive() {
     if (this.pinging || !this.pending.size) return;
@@ -134,14 +147,14 @@ export class Runtime {
       } else if (quiet(this.heard) || [...this.pending.values()].some((r) => RUNS.has(r.type) && quiet(r.heard))) {
         this.restart(`no answer for ${Math.round(this.silentMs / 1000)} s`);
       } else {
-        this.worker.postMessage({ type: 'ping' });
+        this.ping();
       }
     }, Math.min(PING_MS, this.silentMs / 2));
   }
 
   /** @param {WorkerReply} message */
   receive(message) {
-    if (message.type === 'pong') return; // a sign of life, heard already (start)
+    if (message.type === 'pong') return this.compareClocks(message.clock); // a sign of life, heard already (start)
     if (message.type === 'fatal') {
       // Python failed for good in the worker (worker.js says why): the worker is replaced. A stack overflow, the
       // reader's own code's doing, is said as such; anything else as any restart.
@@ -159,8 +172,21 @@ export class Runtime {
       if (message.type === 'done') request.resolve(message.result);
       else request.reject(OnepassError.from(message.error));
     } else {
+      // A pass's moment sent, on the page's clock, as its listeners compare it with their own readings.
+      if (message.type === 'pass') message.sent -= this.clockOffset;
       request.onEvent?.(message);
     }
+  }
+
+  /** A pong's `clock` against the page's: the offset is taken from the ping with the shortest round trip. */
+  compareClocks(clock) {
+    const posted = this.pings.shift();
+    if (posted === undefined) return;
+    const answered = performance.timeOrigin + performance.now();
+    const error = (answered - posted) / 2;
+    if (error >= this.clockError) return;
+    this.clockError = error;
+    this.clockOffset = clock - (posted + answered) / 2;
   }
 
   /**
@@ -180,6 +206,7 @@ export class Runtime {
       if (!this.worker) this.start();
       if (!this.pending.size) this.heard = performance.now(); // silence is counted from the first request waiting
       this.pending.set(id, waiting);
+      if (RUNS.has(type)) this.ping(); // answered before the run starts: the clocks compared again, while it is idle
       this.worker.postMessage({ id, type, ...payload });
       this.keepAlive();
     });
@@ -238,7 +265,7 @@ export class Runtime {
   /**
    * A request of the contract's `kind` (generate, verify, predict, measure, sample, sampleNext), passed to the worker
    * untouched; its result (contract.js's types). onEvent gets {type: 'started', tokens} once Python has accepted it,
-   * then, for generate, {type: 'pass', pass, text, labels, sent} per pass (text: the output the pass completed).
+   * then, for generate, {type: 'pass', pass, text, labels, sent} per pass (text: the output the pass completed; sent: on the page's clock).
    * A field the contract lacks is refused here, before anything runs.
    * @template {keyof Results} K
    * @param {K} kind

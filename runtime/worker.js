@@ -10,7 +10,7 @@
  * (measure's passes are timed in the model's worker, at Python's asking: the bridge's `measure`).
  *
  * Messages in:  {id, type: KIND, request} (KIND one of the contract's, `request` its fields)
- *               | {id, type: 'load', threads?} | {type: 'ping'} (answered with {type: 'pong'} whenever the worker is free)
+ *               | {id, type: 'load', threads?} | {type: 'ping'} (answered with {type: 'pong', clock} whenever the worker is free)
  *               | {id, type: 'hold', lock} (hold a Web Lock for the worker's life: the page hears of its end)
  *               | {id, type: 'cancel'} | {id, type: 'tokenize', texts} | {id, type: 'decode', ids}
  *               | {id, type: 'bench', ids, past?, verify?, prefill?, runs?} (benchmarks/bench_browser.py)
@@ -19,14 +19,15 @@
  *               | {id, type: 'interrupt', buffer} (a SharedArrayBuffer the page writes 2 into to stop Python)
  * Messages out: {id, type: 'progress', loaded, total, elsewhere} | {id, type: 'started', tokens} (a run's first pass begins)
  *               | {id, type: 'pass', pass, text, labels, sent} | {id, type: 'done', result}
- *               | {id, type: 'error', error: {code, message, retryable, detail?}} (an OnepassError, errors.js) | {type: 'pong'}
+ *               | {id, type: 'error', error: {code, message, retryable, detail?}} (an OnepassError, errors.js) | {type: 'pong', clock}
  *               | {type: 'fatal', error} (Python failed for good: the page replaces this worker)
  * One run of the model at a time; a second one is refused (code 'busy'), never interleaved. Every request is
  * checked against Python's limits (py/onepass/limits.py) before its first pass, a text by its length first. An error's message is plain
  * words for the reader; the raw text (a Python traceback, onnxruntime's own words) is its `detail`, and the console's.
  * A generated pass carries `timing` (seconds: model, kv, bridge, python) and its message `sent`, the moment it was
- * posted on the clock page and worker share (performance.timeOrigin + performance.now(), in ms; Chromium sets each
- * global's origin from the system clock, so the two can be a few ms apart: w3c/hr-time#115).
+ * posted, in ms on this worker's clock (performance.timeOrigin + performance.now()). Chromium sets each global's
+ * origin from the system clock, so the page's clock and this one can be a few ms apart (w3c/hr-time#115): a pong
+ * carries this clock too, and the page (client.js) measures the difference and reads `sent` on its own clock.
  */
 /** @import { LoadInfo, ModelLoaded, ModelReply, PassEvent, WorkerReply } from './contract.js' */
 import { Tokenizer } from '../../../vendor/tokenizers/tokenizers.min.mjs';
@@ -343,7 +344,7 @@ function describe(err) {
 
 self.onmessage = ({ data }) => {
   // The page's sign of life: answered whenever this worker's event loop is free (a pass or a proposer blocks it).
-  if (data.type === 'ping') return post({ type: 'pong' });
+  if (data.type === 'ping') return post({ type: 'pong', clock: performance.timeOrigin + performance.now() });
   const handler = HANDLERS[data.type] ?? (() => {
     throw new OnepassError('error', `unknown request ${data.type}`);
   });

@@ -544,8 +544,8 @@ class Started(TypedDict):
 
 
 class PassPosted(PassEvent):
-    """A generation's pass; ``sent``: when it was posted, in ms on the clock the page and the worker share
-    (``performance.timeOrigin + performance.now()``)."""
+    """A generation's pass; ``sent``: when it was posted, in ms (``performance.timeOrigin + performance.now()``), on
+    the page's clock by the time the page's listeners hear it (the client converts it from the worker's: ``Pong``)."""
 
     id: int
     type: Literal["pass"]
@@ -565,9 +565,11 @@ class Failed(TypedDict):
 
 
 class Pong(TypedDict):
-    """The answer to a ping: the worker's event loop is free."""
+    """The answer to a ping: the worker's event loop is free. ``clock``: the worker's clock as it answered, in ms
+    (``performance.timeOrigin + performance.now()``), which Chromium sets apart from the page's (w3c/hr-time#115)."""
 
     type: Literal["pong"]
+    clock: float
 
 
 class Fatal(TypedDict):

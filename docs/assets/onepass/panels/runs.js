@@ -266,16 +266,16 @@ export function runFrame(root, { panel, text, rows = 3, details = false, eager =
       start: () => view.reset(shown, note),
       live: async (asked, { onEvent, info }) => {
         const passes = [];
-        let lastDrawn = -Infinity; // on the clock page and worker share, in ms
+        let lastDrawn = -Infinity; // on the page's clock, in ms
         const began = performance.now();
         const recording = await record(asked, (m) => {
           const arrived = performance.now();
           onEvent(m);
           if (m.type !== 'pass' || m.baseline) return; // the one-at-a-time run a request compares with is not drawn
           view.add(m.pass, m.text, m.labels);
-          // The page's part: from the worker posting the pass to its row drawn here, on the clock both share. Chromium
-          // sets each global's timeOrigin from the system clock (w3c/hr-time#115), so the worker's reading can run a few
-          // ms ahead of the page's (3 ms seen once): never below nothing.
+          // The page's part: from the worker posting the pass to its row drawn here, on the page's clock (the client
+          // converts `sent` from the worker's, which Chromium sets apart: w3c/hr-time#115). The conversion can be off
+          // by half a ping's round trip, a fraction of a ms when the worker is idle: never below nothing.
           const drawn = performance.now();
           const page = Math.max(0, performance.timeOrigin + drawn - Math.max(m.sent, lastDrawn)) / 1000;
           lastDrawn = performance.timeOrigin + drawn;
