@@ -330,7 +330,8 @@ def test_a_long_run_shows_its_seconds_ticking(panels):
     }""")
     set_proposer(panels, "import time\n\ndef propose(text):\n    time.sleep(0.4)\n    return []\n")
     panel(panels, "lookup").locator(".onepass-run-mine").click()
-    # Once it has said a whole second, the rest of the run (about 16 s) would say nothing new: cancelled there.
+    # Once it has said a whole second, the rest of the run would say nothing new: cancelled there (the test took 20 s
+    # when it waited for the run's end, 2 s now; 2026-12-06).
     panels.wait_for_function("() => window.said.some((s) => /^Writing: \\d+ pass(es)? done: [1-9]\\d* s…$/.test(s))",
                              timeout=RUN_MS)
     panel(panels, "lookup").locator(".onepass-cancel").click()
