@@ -95,7 +95,7 @@ export class Runtime {
       event.preventDefault();
       if (current()) this.restart(`the model's worker failed: ${event.message ?? 'it could not start'}`);
     };
-    this.ping(); // the clocks compared first while the worker is idle
+    this.ping(); // a first comparison of the clocks (rough: the worker is still starting; each run's ping refines it)
     if (this.interrupt) {
       this.interrupt[0] = 0;
       this.request('interrupt', { buffer: this.interrupt.buffer }).catch(() => {}); // a worker that dies first is restarted
