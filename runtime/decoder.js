@@ -24,18 +24,26 @@ function unicodeToByte() {
 
 export class ByteDecoder {
   constructor(tokenizerJson) {
-    const toByte = unicodeToByte();
-    const encoder = new TextEncoder();
+    // Each id's bytes are worked out when it is first decoded, not all 151,936 ahead: that took as long as building
+    // the tokenizer itself (0.4 s of a load; benchmarks/FINDINGS.md, "The tokenizer's bytes on demand").
+    this.pieces = [];
+    const vocab = tokenizerJson.model.vocab;
+    for (const piece in vocab) this.pieces[vocab[piece]] = piece;
+    this.added = new Map((tokenizerJson.added_tokens ?? []).map((added) => [added.id, added.content]));
     this.bytes = new Map();
-    for (const [piece, id] of Object.entries(tokenizerJson.model.vocab)) {
-      this.bytes.set(id, Uint8Array.from(Array.from(piece), (ch) => toByte.get(ch)));
-    }
-    for (const added of tokenizerJson.added_tokens ?? []) this.bytes.set(added.id, encoder.encode(added.content));
+    this.toByte = unicodeToByte();
+    this.encoder = new TextEncoder();
   }
 
   idBytes(id) {
-    const bytes = this.bytes.get(id);
-    if (!bytes) throw new Error(`token id ${id} is not in the vocabulary`);
+    let bytes = this.bytes.get(id);
+    if (bytes) return bytes;
+    const added = this.added.get(id);
+    const piece = this.pieces[id];
+    if (added !== undefined) bytes = this.encoder.encode(added);
+    else if (piece !== undefined) bytes = Uint8Array.from(Array.from(piece), (ch) => this.toByte.get(ch));
+    else throw new Error(`token id ${id} is not in the vocabulary`);
+    this.bytes.set(id, bytes);
     return bytes;
   }
 
