@@ -24,25 +24,23 @@ function unicodeToByte() {
 
 export class ByteDecoder {
   constructor(tokenizerJson) {
-    // Each id's bytes are worked out when it is first decoded, not all 151,936 ahead: that took as long as building
-    // the tokenizer itself (0.4 s of a load; benchmarks/FINDINGS.md, "The tokenizer's bytes on demand").
+    // A piece's bytes are worked out when its id is first decoded, not for the whole vocabulary ahead: that took as
+    // long as building the tokenizer itself (benchmarks/FINDINGS.md, "The tokenizer's bytes on demand"). The added
+    // tokens, a few dozen, are their own UTF-8 text, known at once.
+    const encoder = new TextEncoder();
+    this.bytes = new Map((tokenizerJson.added_tokens ?? []).map((added) => [added.id, encoder.encode(added.content)]));
     this.pieces = [];
     const vocab = tokenizerJson.model.vocab;
     for (const piece in vocab) this.pieces[vocab[piece]] = piece;
-    this.added = new Map((tokenizerJson.added_tokens ?? []).map((added) => [added.id, added.content]));
-    this.bytes = new Map();
     this.toByte = unicodeToByte();
-    this.encoder = new TextEncoder();
   }
 
   idBytes(id) {
     let bytes = this.bytes.get(id);
     if (bytes) return bytes;
-    const added = this.added.get(id);
     const piece = this.pieces[id];
-    if (added !== undefined) bytes = this.encoder.encode(added);
-    else if (piece !== undefined) bytes = Uint8Array.from(Array.from(piece), (ch) => this.toByte.get(ch));
-    else throw new Error(`token id ${id} is not in the vocabulary`);
+    if (piece === undefined) throw new Error(`token id ${id} is not in the vocabulary`);
+    bytes = Uint8Array.from(Array.from(piece), (ch) => this.toByte.get(ch));
     this.bytes.set(id, bytes);
     return bytes;
   }
