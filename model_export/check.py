@@ -33,12 +33,18 @@ def logits(model: NativeModel, ids: list[int], rows_from: int = 0) -> np.ndarray
     return found[model.manifest["outputs"]["logits"]]
 
 
-def stepped_logits(model: NativeModel, ids: list[int], prefill: int, step: int) -> np.ndarray:
-    """Logits for every position, computed as a prefill then KV-cache steps of ``step`` tokens."""
+def prefilled(model: NativeModel, ids: list[int], m: int) -> tuple[np.ndarray, list]:
+    """One fresh pass over ids[:m] predicting from its last row: that row's logits and the KV cache, which every
+    stepped case of ``m`` starts from (harness.js's ``steppedLogits`` shares it the same way)."""
+    found, past, _ = model.outputs(ids[:m], None, logits=True, first_row=m - 1)
+    return found[model.manifest["outputs"]["logits"]], past
+
+
+def stepped_logits(model: NativeModel, ids: list[int], prefill: tuple[np.ndarray, list], step: int) -> np.ndarray:
+    """The logits from row m - 1 on: ``prefill`` (``prefilled`` over ids[:m]) then KV-cache steps of ``step``."""
     name = model.manifest["outputs"]["logits"]
-    found, past, _ = model.outputs(ids[:prefill], None, logits=True)
-    rows = [found[name]]
-    for begin in range(prefill, len(ids), step):
+    rows, past = [prefill[0]], prefill[1]
+    for begin in range(past[0].shape[2], len(ids), step):  # the cache is [1, heads, m, head_dim]
         found, past, _ = model.outputs(ids[begin:begin + step], past, logits=True)
         rows.append(found[name])
     return np.concatenate(rows)
@@ -67,7 +73,9 @@ def cases(n: int) -> list[dict]:
     runtime/harness.js is handed the same list. A case is a
     fresh pass over the first ``length`` tokens that predicts from row
     ``rows_from``, or a prefill of ``prefill`` tokens then KV-cache steps of
-    ``step``; either must give the full pass's rows bit for bit.
+    ``step``; either must give the full pass's rows bit for bit. The stepped cases of one
+    prefill share it (from its last row on; the second after cutting the cache back to it,
+    as a rejected draft does), so a long text's 500 tokens are read once, not per case.
     """
     if n < 2:
         raise ValueError("the position-independence check needs at least 2 tokens")
@@ -171,9 +179,13 @@ def position_independence(model: NativeModel, ids: list[int], checks: list[dict]
     """Every case of ``cases`` (or ``checks``) natively, each compared with one full pass."""
     full = logits(model, ids)
     found = {}
+    prefills = {}  # the stepped cases of one prefill length share it, as in harness.js
     for case in checks or cases(len(ids)):
         if "step" in case:
-            found[case["name"]] = compare(full, stepped_logits(model, ids, case["prefill"], case["step"]))
+            m = case["prefill"]
+            if m not in prefills:
+                prefills[m] = prefilled(model, ids, m)
+            found[case["name"]] = compare(full, stepped_logits(model, ids, prefills[m], case["step"]), m - 1)
         else:
             got = logits(model, ids[:case["length"]], case["rows_from"])
             found[case["name"]] = compare(full, got, case["rows_from"])

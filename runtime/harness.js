@@ -72,16 +72,26 @@ async function logitsOf(bridge, ids, rowsFrom = 0) {
   return (await bridge.run(bridge.open(true), ids, 0, true, rowsFrom)).logits;
 }
 
-/** Logits of every position: a prefill of ids[:m], then ids[m:] fed `step` tokens at a time on its KV cache. */
-async function kvLogits(bridge, ids, m, step) {
+/**
+ * KV-cache steps after a prefill, one session for every stepped case of one prefill length: the prefill of ids[:m]
+ * predicts from its last row, then for each case the cache is cut back to m (the rollback a rejected draft takes)
+ * and ids[m:] fed `step` tokens at a time. Returns each case's logits from row m - 1 on, by name.
+ */
+async function steppedLogits(bridge, ids, m, steppedCases) {
   const session = bridge.open(true);
-  const parts = [(await bridge.run(session, ids.slice(0, m), 0, true)).logits];
-  for (let start = m; start < ids.length; start += step) {
-    parts.push((await bridge.run(session, ids.slice(start, start + step), start, true)).logits);
+  const prefill = (await bridge.run(session, ids.slice(0, m), 0, true, m - 1)).logits;
+  const found = {};
+  for (const c of steppedCases) {
+    bridge.rollback(session, m);
+    const parts = [prefill];
+    for (let start = m; start < ids.length; start += c.step) {
+      parts.push((await bridge.run(session, ids.slice(start, start + c.step), start, true)).logits);
+    }
+    const whole = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+    parts.reduce((offset, p) => (whole.set(p, offset), offset + p.length), 0);
+    found[c.name] = whole;
   }
-  const whole = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-  parts.reduce((offset, p) => (whole.set(p, offset), offset + p.length), 0);
-  return whole;
+  return found;
 }
 
 /** How `got` (the rows from `first` on) compares with the full pass's rows, bit for bit. */
@@ -113,7 +123,8 @@ function compare(got, full, vocab, first = 0) {
 
 /**
  * Every case (model_export/check.py's `cases`: the one definition, handed in) compared with one full pass: a fresh
- * pass over the first `length` tokens predicting from row `rows_from`, or a prefill then KV-cache steps of `step`.
+ * pass over the first `length` tokens predicting from row `rows_from`, or a prefill then KV-cache steps of `step`
+ * (the cases of one prefill share it: `steppedLogits`; their rows are compared from the prefill's last on).
  */
 export async function positionIndependence(bridge, ids, cases) {
   if (ids.length < 2) throw new Error('the position-independence check needs at least 2 tokens');
@@ -121,10 +132,13 @@ export async function positionIndependence(bridge, ids, cases) {
   const { logits: full, vocab } = await bridge.run(bridge.open(true), ids, 0, true);
   const checks = {};
   for (const c of cases) {
-    checks[c.name] = c.step
-      ? compare(await kvLogits(bridge, ids, c.prefill, c.step), full, vocab)
-      : compare(await logitsOf(bridge, ids.slice(0, c.length), c.rows_from), full, vocab, c.rows_from);
+    if (!c.step) checks[c.name] = compare(await logitsOf(bridge, ids.slice(0, c.length), c.rows_from), full, vocab, c.rows_from);
+  }
+  for (const m of new Set(cases.filter((c) => c.step).map((c) => c.prefill))) {
+    const stepped = await steppedLogits(bridge, ids, m, cases.filter((c) => c.step && c.prefill === m));
+    for (const [name, logits] of Object.entries(stepped)) checks[name] = compare(logits, full, vocab, m - 1);
   }
   bridge.closeAll();
-  return { positions: ids.length, checks, all_identical: Object.values(checks).every((c) => c.bit_identical) };
+  const inOrder = Object.fromEntries(cases.map((c) => [c.name, checks[c.name]]));
+  return { positions: ids.length, checks: inOrder, all_identical: Object.values(inOrder).every((c) => c.bit_identical) };
 }
