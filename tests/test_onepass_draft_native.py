@@ -19,9 +19,9 @@ from tests.conftest import first_tokens, ids_of, sweep, with_own_answers
 
 PROMPTS = ["The capital of France is", "def add(a, b):\n    return", "Once upon a time there was", "1, 2, 3,"]
 # Issue 25: at least 10,000 runs of each kind natively on the tiny model, with ONEPASS_SWEEPS=1 (4,000 in CI); a rule
-# that accepts every drafted token is caught on 2,000 either way.
+# that accepts every drafted token is caught on 1,000 either way (p about 1e-29 against the plain sample; 5e-9 on 500).
 RUNS = sweep(4_000, 10_000)
-WRONG_RUNS = 2_000
+WRONG_RUNS = 1_000
 
 
 @pytest.fixture(scope="module")
