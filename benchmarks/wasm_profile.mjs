@@ -10,9 +10,12 @@
  *   FILE: another graph with the export's inputs and outputs, profiled instead of the manifest's: the stock int8
  *     quantisation of the same export (benchmarks/peers.py's stock_int8_folder) puts the two side by side.
  * Prints one JSON object to stdout. (It runs the passes in a child process of its own, whose stdout carries the
- * profile.)
+ * profile, into a file.)
  */
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -79,25 +82,37 @@ async function child() {
   process.stderr.write(`${TIMED}${JSON.stringify(summary)}\n`);
 }
 
-/** Runs the child: its summary, and each profile event's time, duration, kind and operator. */
+/**
+ * Runs the child: its summary, and each profile event's time, duration, kind and operator. The child's stdout is a
+ * file, not a pipe: at two threads and more onnxruntime's threads write the profile through Node's main thread,
+ * which a pass blocks, so into a pipe the child never finished.
+ */
 async function profile() {
   const events = [];
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'wasm-profile-'));
+  const out = path.join(folder, 'profile.json');
+  const fd = fs.openSync(out, 'w');
   const args = [fileURLToPath(import.meta.url), '--child', '--model', values.model, '--threads', values.threads,
     ...(values.graph ? ['--graph', values.graph] : [])];
-  const run = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const run = spawn(process.execPath, args, { stdio: ['ignore', fd, 'pipe'] });
   let summary = null;
   let errors = '';
   readline.createInterface({ input: run.stderr }).on('line', (line) => {
     if (line.startsWith(TIMED)) summary = JSON.parse(line.slice(TIMED.length));
     else errors += `${line}\n`;
   });
-  for await (const line of readline.createInterface({ input: run.stdout })) {
-    const text = line.trim().replace(/,$/, '');
-    if (!text.startsWith('{"cat"')) continue;
-    const { cat, name, ts, dur, args: detail } = JSON.parse(text);
-    events.push({ cat, name, ts, dur, op: detail?.op_name });
-  }
   const status = await new Promise((resolve) => run.on('close', resolve));
+  fs.closeSync(fd);
+  try {
+    for await (const line of readline.createInterface({ input: fs.createReadStream(out) })) {
+      const text = line.trim().replace(/,$/, '');
+      if (!text.startsWith('{"cat"')) continue;
+      const { cat, name, ts, dur, args: detail } = JSON.parse(text);
+      events.push({ cat, name, ts, dur, op: detail?.op_name });
+    }
+  } finally {
+    fs.rmSync(folder, { recursive: true, force: true });
+  }
   if (status !== 0 || !summary) throw new Error(`the profiled run failed (${status}):\n${errors.slice(-2000)}`);
   return { summary, events };
 }
