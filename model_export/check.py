@@ -219,13 +219,18 @@ def quality(model: NativeModel, reference: NativeModel, ids: list[int]) -> dict:
     return agreement(logits(model, ids), logits(reference, ids))
 
 
-def agreement(ours: np.ndarray, theirs: np.ndarray) -> dict:
-    """How the logits ``ours`` agree with the reference's ``theirs``, position by position: top-1 and KL."""
-    log_p, log_q = _log_softmax(theirs), _log_softmax(ours)
+def agreement(ours: np.ndarray, theirs: np.ndarray, rows: int = 64) -> dict:
+    """How the logits ``ours`` agree with the reference's ``theirs``, position by position: top-1 and KL. In float64,
+    ``rows`` positions at a time: whole, 1,758 positions' float64 copies of the vocabulary took 34 s, mostly in
+    making and filling arrays of 2 GB."""
+    kl = 0.0
+    for begin in range(0, len(ours), rows):
+        log_p, log_q = _log_softmax(theirs[begin:begin + rows]), _log_softmax(ours[begin:begin + rows])
+        kl += float((np.exp(log_p) * (log_p - log_q)).sum())
     return {
         "positions": len(ours),
         "top1_agreement": float((ours.argmax(-1) == theirs.argmax(-1)).mean()),
-        "kl_fp32_to_int8": float((np.exp(log_p) * (log_p - log_q)).sum(-1).mean()),
+        "kl_fp32_to_int8": kl / len(ours),
     }
 
 
