@@ -66,12 +66,14 @@ def held_out_prompts() -> list[str]:
 
 @pytest.fixture(scope="session")
 def gguf_tokenizer():
-    """transformers' tokenizer built afresh from the whole pinned GGUF, its control tokens registered: the reference the
-    exported tokenizer.json is checked against (about 25 s, once a session)."""
+    """transformers' tokenizer built from the whole pinned GGUF, its control tokens registered: the reference the
+    exported tokenizer.json (which the GGUF's header gives) is checked against. Kept beside the GGUF as the tiny
+    export's is beside the header, keyed by the code that builds it (``cached_tokenizer_from_gguf``): about 25 s the
+    first time, most of it gguf's reader parsing the vocabulary three times, 1 s after."""
     from model_export.sources import fetch_default_gguf
-    from model_export.tokenizer import tokenizer_from_gguf
+    from model_export.tokenizer import cached_tokenizer_from_gguf
 
-    return tokenizer_from_gguf(fetch_default_gguf())
+    return cached_tokenizer_from_gguf(fetch_default_gguf())
 
 
 @pytest.fixture(scope="session")

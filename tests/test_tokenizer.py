@@ -7,7 +7,7 @@ from tokenizers import Tokenizer
 
 from tests.conftest import manifest_of
 
-pytestmark = pytest.mark.slow  # the reference tokenizer takes half a minute to load
+pytestmark = pytest.mark.slow  # the reference tokenizer takes half a minute to build the first time
 
 VARIED_TEXTS = [
     "The capital of France is Paris.",
