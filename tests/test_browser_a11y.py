@@ -36,7 +36,6 @@ READY = """() => document.querySelector('[data-onepass-panel]')
 # Nothing still drawing: the sampling panel draws the build's draw of its preset as it opens, the chart loads Chart.js.
 SETTLED = """() => !document.querySelector('[data-onepass-panel][data-state=running], [data-onepass-panel][data-state=drawing]')
     && [...document.querySelectorAll('[data-onepass-widget=speedup-chart]')].every((c) => 'ready' in c.dataset)"""
-# Step 5's figures, as step 6's chart reads them.
 # Every finite animation and transition has ended (Material fades the search results in: axe, run mid-fade, reads a
 # blend of the text and the background, a contrast the settled page does not have). Only running ones: a paused or idle
 # one never finishes (one after the home page's search, at phone width in the second scheme, held each audit 5 s).
@@ -48,8 +47,7 @@ STILL = """() => Promise.race([
 ]).then(() => true)"""
 # Two animation frames: a resize observed in one is drawn by the next.
 FRAMES = "() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve(true))))"
-# Two animation frames: a resize observed in one is drawn by the next.
-FRAMES = "() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve(true))))"
+# Step 5's figures, as step 6's chart reads them.
 MEASURED = {"alpha": 0.62, "c": 0.004, "gamma": 6, "tokens_per_pass": 1.93, "passes": 41, "tokens": 79,
             "greedy_passes": 79, "label": "Capitals"}
 
