@@ -353,7 +353,7 @@ export function servedFiles(manifest) {
 
 /**
  * Fetch the manifest at `modelUrl` (a folder URL ending in /) and every file it lists (the draft model's too:
- * servedFiles), smallest first.
+ * servedFiles), smallest first and the graph last.
  * onProgress(loadedBytes, totalBytes, elsewhere) is called as bytes arrive (bytes on the wire: compressed), and every
  * second while this tab waits for
  * chunks another tab is downloading (`elsewhere` true, oneTabAtATime); onFile(name, bytes), if given, as each
@@ -390,7 +390,10 @@ export async function loadModel(modelUrl, onProgress, onFile = () => {}, place =
   const files = {};
   const finished = [];
   try {
-    for (const file of [...listed].sort((a, b) => a.size - b.size)) {
+    // Smallest first, the graph last: its place waits for ort's start, and the tokenizer, built as it arrives, is
+    // then never behind it (a small test model's graph is smaller than its tokenizer).
+    const last = (file) => (file.name === manifest.graph ? 1 : 0);
+    for (const file of [...listed].sort((a, b) => last(a) - last(b) || a.size - b.size)) {
       const chunks = file.chunks ?? [{ name: file.name, size: file.size, sha256: file.sha256 }];
       if (chunks.reduce((sum, chunk) => sum + chunk.size, 0) !== file.size) {
         throw new LoadError('truncated', `${file.name}: the manifest's chunks do not add up to ${file.size} bytes`);
