@@ -123,29 +123,29 @@ def go(page, heading: str) -> None:
     page.wait_for_function("(t) => document.querySelector('article h1')?.textContent.trim() === t", arg=heading)
 
 
-def references(chromium, url: str, paths) -> dict[str, str]:
-    """The text of the panels on ``paths``, run live online in a profile of its own."""
-    if not paths:
-        return {}
+@pytest.fixture(scope="module")
+def tiny_online(chromium, tiny_server) -> dict[str, str]:
+    """The tiny model's three panels' text, run live online once for the module in a profile of its own, on the suite's
+    tiny site (the export and draft each test's own copy of the site is built from)."""
     context, page, outside = offline_page(chromium)
     page.set_default_timeout(LOAD_TIMEOUT_MS)
     try:
-        return {path: run_panel(page, url, path) for path in paths}
+        return {path: run_panel(page, tiny_server.url, path) for path in RUNS}
     finally:
         context.close()
         assert outside == [], f"the page requested addresses outside localhost: {outside}"
 
 
-def first_visit_then_offline(chromium, site, first: str, panels=tuple(RUNS)) -> None:
+def first_visit_then_offline(chromium, site, first: str, online: dict[str, str], panels=tuple(RUNS)) -> None:
     """A new reader opens copy-and-check/ and agrees to the download there, on a page the service worker does not
     control yet; `first` is "run" (they also run the model there) or "agree" (they only wait for it to load). The
     model card then says this browser is ready offline. Offline, in a new tab: reload, a page by address, a page by
-    link, and the model panels on `panels` live, with the text they gave online (the first visit's own run, or a run
-    in a profile of its own)."""
+    link, and the model panels on `panels` live, with the text they gave online (the first visit's own run, or
+    `online`'s)."""
     server = Server(site)
     point_sitemap_at(site, server.url)
     url = server.url
-    expected = references(chromium, url, [path for path in panels if first != "run" or path != "copy-and-check/"])
+    expected = {path: online[path] for path in panels if first != "run" or path != "copy-and-check/"}
     context, page, outside = offline_page(chromium, consent=False)
     page.set_default_timeout(LOAD_TIMEOUT_MS)
     errors = []
@@ -190,14 +190,16 @@ def first_visit_then_offline(chromium, site, first: str, panels=tuple(RUNS)) -> 
 # Agreeing alone, the reader's first page's panel offline: the first visit that runs and the later visit above run the
 # other panels offline.
 @pytest.mark.parametrize(("first", "panels"), [("run", tuple(RUNS)), ("agree", ("copy-and-check/",))])
-def test_after_a_real_first_visit_the_model_runs_offline(chromium, tiny_export, tiny_draft, tmp_path, first, panels):
-    first_visit_then_offline(chromium, build_site(tiny_export, tmp_path / "site", draft_dir=tiny_draft), first, panels)
+def test_after_a_real_first_visit_the_model_runs_offline(chromium, tiny_export, tiny_draft, tiny_online, tmp_path, first,
+                                                         panels):
+    first_visit_then_offline(chromium, build_site(tiny_export, tmp_path / "site", draft_dir=tiny_draft), first,
+                             tiny_online, panels)
 
 
 def test_after_a_real_first_visit_the_real_model_runs_offline(chromium, real_site):
     # One panel: each of the others would load the real model once more online and once offline (the tiny model's
     # tests run all three).
-    first_visit_then_offline(chromium, real_site, "run", panels=("copy-and-check/",))
+    first_visit_then_offline(chromium, real_site, "run", {}, panels=("copy-and-check/",))
 
 
 def new_model(export, folder):
