@@ -6,9 +6,12 @@
  *   cache-first; a new build installs beside the old one, waits until the reader agrees (the page's
  *   offline.js asks), then deletes the old build's caches.
  * - Pyodide and onnxruntime-web (tens of MB) are not fetched at install, so reading a page never downloads
- *   them unasked. They are cached when a panel uses them through this worker, and, whole, when the page
- *   says the model has loaded (KEEP_RUNTIMES below): the first page of a visit is not yet controlled by
- *   this worker, so what it fetched never came through here. Same build-named cache, same cleanup.
+ *   them unasked. They are cached, whole, when the page says the model has loaded (KEEP_RUNTIMES below), under
+ *   the same build-named cache and cleanup, and served from it, except their WebAssembly modules while online:
+ *   the browser fetches those itself, from its HTTP cache as a rule, where V8 keeps each module compiled, and a
+ *   module this worker serves is compiled afresh on every visit, about 1 s of a returning reader's load
+ *   (benchmarks/FINDINGS.md, "The runtimes served by the service worker"). Offline, or once a page has found
+ *   the network failing (USE_KEPT_RUNTIMES), this worker serves them too.
  * - Model chunks are not handled here: the model's loader keeps them in its own cache, under names
  *   that are their sha256, and only after the reader agreed to the download.
  * - It adds COOP/COEP to what it serves, as coi-serviceworker did: where a host cannot send those
@@ -47,8 +50,11 @@ workbox.precaching.cleanupOutdatedCaches();
 
 const scope = new URL(self.registration.scope);
 const RUNTIME_URLS = new Set(RUNTIME_FILES.map(({ url }) => new URL(url, scope).href));
+let keptOnly = false; // a page found the network failing while the browser said it was online (USE_KEPT_RUNTIMES)
+// Online, the modules go to the browser; the rest (worker scripts among them) stays here, to carry the isolation headers.
+const fromTheBrowser = (url) => url.pathname.endsWith('.wasm') && navigator.onLine && !keptOnly;
 workbox.routing.registerRoute(
-  ({ url }) => RUNTIME_URLS.has(url.href),
+  ({ url }) => RUNTIME_URLS.has(url.href) && !fromTheBrowser(url),
   new workbox.strategies.CacheFirst({ cacheName: RUNTIME_CACHE, plugins: [isolation] }),
 );
 
@@ -81,9 +87,16 @@ function keepRuntimes() {
   return keeping.then(runtimeStatus);
 }
 
+/** From now on (while this worker runs) the runtimes come from what is kept, online too. */
+function useKeptRuntimes() {
+  keptOnly = true;
+  return runtimeStatus();
+}
+
 // The page's requests (offline.js), answered on the port they came with: KEEP_RUNTIMES once the model has loaded,
-// answered with what is kept. Pages and small assets are kept already: this worker is active only once they are.
-const ANSWERS = { KEEP_RUNTIMES: keepRuntimes };
+// USE_KEPT_RUNTIMES once a load has failed, each answered with what is kept. Pages and small assets are kept
+// already: this worker is active only once they are.
+const ANSWERS = { KEEP_RUNTIMES: keepRuntimes, USE_KEPT_RUNTIMES: useKeptRuntimes };
 
 self.addEventListener('activate', (event) => {
   event.waitUntil(caches.keys().then((names) => Promise.all(names

@@ -222,8 +222,8 @@ export class Runtime {
   /**
    * Load the model once per visit; onProgress(loaded, total, elsewhere) in bytes reaches every caller until
    * the load ends (`elsewhere`: another tab is downloading what this one waits for, loader.js). `threads`
-   * overrides the worker's choice (the benchmark). A failed load may be retried, and after a restart the next
-   * call loads the model into the new worker.
+   * overrides the worker's choice (the benchmark). A failed load may be retried, in a new worker (the failed one
+   * is ended), and after a restart the next call loads the model into the new worker.
    * @param {((loaded: number, total: number, elsewhere: boolean) => void) | null} [onProgress]
    * @param {number} [threads]
    * @returns {Promise<LoadInfo>}
@@ -245,6 +245,9 @@ export class Runtime {
     }, (err) => {
       this.loaded = null;
       this.progress = null;
+      // The retry starts in a new worker: a runtime whose start failed part way (a WebAssembly module's download,
+      // say) may never answer again in the old one. The new one starts Python again, a second or so.
+      if (this.worker && err.code !== 'worker_restarted' && err.code !== 'worker') this.restart('the model did not load', err);
       throw err;
     }).finally(() => this.listeners.clear());
     return this.loaded;

@@ -42,7 +42,7 @@ const VENDOR = new URL('../../../vendor/', import.meta.url);
 
 let loading = null; // the promise of the loaded runtime, kept for the visit
 let vendoredList = null; // site/vendor/runtime.json, read once
-let python = null; // Pyodide's start, kept apart so a retried model download does not start it twice
+let python = null; // Pyodide's start, kept apart: it runs beside the model's download (a failed load ends this worker)
 let busy = false;
 let interrupt = null; // Pyodide's interrupt buffer, shared with the page when it is cross-origin isolated
 

@@ -202,6 +202,52 @@ def test_after_a_real_first_visit_the_real_model_runs_offline(chromium, real_sit
     first_visit_then_offline(chromium, real_site, "run", {}, panels=("copy-and-check/",))
 
 
+def test_where_the_network_fails_while_the_browser_says_online_the_retry_runs_on_the_kept_runtimes(chromium, served):
+    """Online, the browser fetches the runtimes' WebAssembly modules itself (hooks/sw.js says why). A host that is
+    down while the browser still says it is online (the HTTP cache emptied, so nothing answers for them) fails them:
+    the load says so in plain words, and its retry runs on the copies the service worker keeps, with the online text."""
+    site, server = served
+    url = server.url
+    context, page, outside = offline_page(chromium)
+    page.set_default_timeout(LOAD_TIMEOUT_MS)
+    errors = []
+    try:
+        page.goto(url + "one-at-a-time/")
+        wait_for_service_worker(page)
+        online = run_panel(page, url, "one-at-a-time/")
+        page.wait_for_selector("[data-onepass-panel=model-card][data-offline=ready]", timeout=60_000)
+        page.close()
+
+        server.stop()
+        page = context.new_page()
+        page.set_default_timeout(LOAD_TIMEOUT_MS)
+        context.new_cdp_session(page).send("Network.clearBrowserCache")
+        served_by_worker = []
+        page.on("response", lambda response: response.url.endswith(".wasm")
+                and served_by_worker.append(response.from_service_worker))
+        page.goto(url + "one-at-a-time/")
+        assert page.evaluate("navigator.onLine") is True
+        panel = "[data-onepass-panel=greedy]"
+        page.wait_for_selector(f"{panel} .onepass-retry:visible")
+        status = page.locator(f"{panel} .onepass-status").inner_text()
+        assert status.startswith("The model could not be loaded: "), status
+        assert "TypeError" not in status and "Failed to fetch" not in status, status
+        # The failed start's last words (Pyodide's failed fetch, in the worker now ended) are the console's; from the
+        # retry on, nothing is uncaught.
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        page.locator(f"{panel} .onepass-retry").click()
+        page.wait_for_function("(p) => document.querySelector(p).textContent.startsWith('Loaded ')",
+                               arg=f"{panel} .onepass-status")
+        page.locator(f"{panel} .onepass-run").first.click()
+        page.wait_for_selector(f"{panel}[data-state=done]", timeout=RUN_MS)
+        assert page.locator(RUNS["one-at-a-time/"][2]).first.inner_text() == online
+        assert served_by_worker and all(served_by_worker[-2:]), served_by_worker
+        assert errors == []
+    finally:
+        context.close()
+    assert outside == [], f"the page requested addresses outside localhost: {outside}"
+
+
 def new_model(export, folder):
     """A copy of `export` whose model file differs (another description): a new model for the site, same behaviour."""
     import hashlib

@@ -26,12 +26,12 @@ function reloadForIsolation() {
 /**
  * Ask the site's service worker `type` (hooks/sw.js: KEEP_RUNTIMES) once it is active, even while
  * it does not control this page yet (a visit's first page): {build, runtimes: {kept, total, bytes, missing}}, or
- * null where this browser has no service worker for the site.
+ * null where this browser has no service worker for the site (or, with `waitForActive` false, none active yet).
  */
-async function askWorker(type) {
+async function askWorker(type, waitForActive = true) {
   if (!('serviceWorker' in navigator)) return null;
   const registration = await navigator.serviceWorker.getRegistration(SITE_ROOT.href).catch(() => null);
-  if (!registration) return null;
+  if (!registration || !(waitForActive || registration.active)) return null;
   let waited;
   const { active } = await Promise.race([navigator.serviceWorker.ready, new Promise((_, fail) => {
     waited = setTimeout(() => fail(new Error('the service worker did not start')), ACTIVE_WITHIN_MS);
@@ -46,6 +46,13 @@ async function askWorker(type) {
 
 /** Once the model has loaded: keep the runtimes it ran on, whichever page fetched them. Resolves to what is kept. */
 export const keepForOffline = () => askWorker('KEEP_RUNTIMES');
+
+/**
+ * Once a load has failed: the runtimes from what the worker keeps from now on, online too. Online the browser fetches
+ * their WebAssembly modules itself (hooks/sw.js says why), and a network that fails while the browser says it is online
+ * (a Wi-Fi without internet, a host that is down) fails them, where the kept copies would do. The retry runs on those.
+ */
+export const useKeptRuntimes = () => askWorker('USE_KEPT_RUNTIMES', false);
 
 function offerUpdate(wb) {
   if (document.querySelector('.onepass-update')) return;

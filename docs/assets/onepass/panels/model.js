@@ -7,7 +7,7 @@ import { median, readManifest, runtime } from '../runtime/client.js';
 import { el, button, formatBytes } from '../dom.js';
 import { KEYS, PROGRESS_EVENT, SITE_ROOT, forget, read, write } from '../store.js';
 import { fit, measured } from '../estimate.js';
-import { keepForOffline } from '../offline.js';
+import { keepForOffline, useKeptRuntimes } from '../offline.js';
 
 /** @import { LoadInfo, PassRow } from '../runtime/contract.js' */
 
@@ -143,7 +143,10 @@ export function modelStatus(root, { eager = true } = {}) {
     retry.hidden = true;
     if (root.dataset.state === 'loading' || !root.dataset.state) root.dataset.state = 'ready';
     return info;
-  }, (err) => {
+  }, async (err) => {
+    // The retry on the runtimes this browser keeps, if the network failed them (offline.js); it is offered once the
+    // service worker has heard, or has none to offer.
+    await useKeptRuntimes().catch(() => null);
     status.textContent = `The model could not be loaded: ${err.message}`;
     retry.hidden = false;
     root.dataset.state = 'error';
