@@ -54,7 +54,7 @@ WITHOUT_CACHE_EVERY = sweep(4, 1)  # without the cache every pass reads the whol
 @pytest.fixture(scope="module")
 def real_profile(chromium):
     """One browser profile for the module's pages: the first to load the real model downloads it, the rest read it
-    from the profile's store (a fresh profile a page would download its 412 MB again)."""
+    from the profile's store (in a fresh profile, each page would download its 412 MB again)."""
     context, _, outside = offline_page(chromium)
     context.pages[0].close()
     yield context
