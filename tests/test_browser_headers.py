@@ -201,6 +201,9 @@ def test_maths_search_and_the_palette_work_under_the_policy(enforced, tiny_serve
     assert enforced.locator(".arithmatex .katex").count() >= 6
     enforced.click("input.md-search__input")
     enforced.keyboard.type("Uszkoreit")  # typed, as a reader would: Material searches on key events
+    # The results follow each keystroke: wait for the whole word's (the first letters' match more pages).
+    enforced.wait_for_function("() => document.querySelector('.md-search-result__meta')?.textContent.includes('1 matching document')",
+                               timeout=10_000)
     enforced.wait_for_selector(".md-search-result__link")
     assert "1 matching document" in enforced.inner_text(".md-search-result")
     enforced.click(".md-search-result__link")  # search.highlight marks the word on the page it opens
