@@ -260,10 +260,13 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
     return shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
 
 
-def wasm(folder: Path, ids: list[int], threads: int = 1, bench: bool = False, checks: list[dict] | None = None) -> dict:
-    """The same checks (``cases``, or ``checks``) under onnxruntime-web's WASM build, run by Node (wasm_check.mjs)."""
+def wasm_runs(folder: Path, runs: list[tuple[list[int], list[dict] | None]], threads: int = 1,
+              bench: bool = False) -> dict:
+    """The same checks under onnxruntime-web's WASM build, run by Node (wasm_check.mjs), on several texts in one
+    session: each of ``runs`` is a text's ids and its checks (``None``: ``cases``). ``runs`` in the answer holds a
+    result per text, in order."""
     with tempfile.NamedTemporaryFile("w", suffix=".json") as check_file:
-        json.dump({"ids": ids, "cases": checks or cases(len(ids))}, check_file)
+        json.dump({"runs": [{"ids": ids, "cases": checks or cases(len(ids))} for ids, checks in runs]}, check_file)
         check_file.flush()
         command = ["node", str(Path(__file__).with_name("wasm_check.mjs")), "--model", str(folder),
                    "--check", check_file.name, "--threads", str(threads), *(["--bench"] if bench else [])]
@@ -271,3 +274,9 @@ def wasm(folder: Path, ids: list[int], threads: int = 1, bench: bool = False, ch
     if result.returncode not in (0, 1):
         raise RuntimeError(f"wasm_check failed:\n{result.stdout}\n{result.stderr[-3000:]}")
     return json.loads(result.stdout)
+
+
+def wasm(folder: Path, ids: list[int], threads: int = 1, bench: bool = False, checks: list[dict] | None = None) -> dict:
+    """The same checks (``cases``, or ``checks``) under onnxruntime-web's WASM build, on one text (``wasm_runs``)."""
+    report = wasm_runs(folder, [(ids, checks)], threads, bench)
+    return {**report, **report["runs"][0]}

@@ -4,11 +4,12 @@
  * bridge (runtime/bridge.js) and session options, so Node and the browser check one thing.
  *
  * Usage: node model_export/wasm_check.mjs --model DIR --check CHECK_JSON_FILE [--threads N] [--bench]
- *   DIR holds manifest.json and the graph it names (model.ort); CHECK_JSON_FILE is {ids, cases}: the token ids and the checks to run
- *   on them, as model_export/check.py's `cases` defines them (model_export.check.wasm writes it).
+ *   DIR holds manifest.json and the graph it names (model.ort); CHECK_JSON_FILE is {runs: [{ids, cases}]}: texts' token
+ *   ids and the checks to run on each, as model_export/check.py's `cases` defines them (model_export.check.wasm_runs
+ *   writes it). The texts share one session: Node sets onnxruntime-web's threads once a process.
  *
- * Prints one JSON object to stdout; all logging goes to stderr. Exit status: 0 when every check
- * is bit-identical, 1 when some check differs, 2 on error.
+ * Prints one JSON object to stdout, with a result per text in `runs`; all logging goes to stderr. Exit status: 0 when
+ * every check is bit-identical, 1 when some check differs, 2 on error.
  */
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -42,12 +43,15 @@ function parseCli() {
 }
 
 function readCheck(file) {
-  const { ids, cases } = JSON.parse(fs.readFileSync(file, 'utf8'));
-  if (!Array.isArray(ids) || ids.length < 2 || !ids.every((t) => Number.isInteger(t) && t >= 0)) {
-    throw new Error(`${file} must hold {ids: at least 2 non-negative integer token ids, cases}`);
+  const { runs } = JSON.parse(fs.readFileSync(file, 'utf8'));
+  if (!Array.isArray(runs) || !runs.length) throw new Error(`${file} must hold {runs: [{ids, cases}]}, at least one`);
+  for (const { ids, cases } of runs) {
+    if (!Array.isArray(ids) || ids.length < 2 || !ids.every((t) => Number.isInteger(t) && t >= 0)) {
+      throw new Error(`${file}: each run must hold at least 2 non-negative integer token ids`);
+    }
+    if (!Array.isArray(cases) || !cases.length) throw new Error(`${file}: a run names no checks`);
   }
-  if (!Array.isArray(cases) || !cases.length) throw new Error(`${file} names no checks to run`);
-  return { ids, cases };
+  return runs;
 }
 
 const round = (x) => Math.round(x * 1000) / 1000;
@@ -55,7 +59,7 @@ const round = (x) => Math.round(x * 1000) / 1000;
 async function main(report) {
   const args = parseCli();
   report.threads_requested = args.threads;
-  const { ids, cases } = readCheck(args.checkFile);
+  const runs = readCheck(args.checkFile);
   const { manifest, model } = readExport(args.modelDir);
 
   ort.env.wasm.numThreads = args.threads;
@@ -69,11 +73,13 @@ async function main(report) {
     report.threads_note = `requested ${args.threads} threads, onnxruntime-web fell back to ${report.threads}`;
   }
   const bridge = new OnnxBridge(ort, session, manifest);
-  report.num_ids = ids.length;
-  const result = await positionIndependence(bridge, ids, cases);
-  report.checks = result.checks;
-  report.all_identical = result.all_identical;
-  if (args.bench) report.bench = { threads: report.threads, ...(await passTimes(bridge, ids)) };
+  report.runs = [];
+  for (const { ids, cases } of runs) {
+    const { checks, all_identical: identical } = await positionIndependence(bridge, ids, cases);
+    report.runs.push({ num_ids: ids.length, checks, all_identical: identical });
+  }
+  report.all_identical = report.runs.every((run) => run.all_identical);
+  if (args.bench) report.bench = { threads: report.threads, ...(await passTimes(bridge, runs[0].ids)) };
   await session.release();
   return report.all_identical ? 0 : 1;
 }

@@ -7,7 +7,8 @@ and of six tokens, natively (onnxruntime) and in onnxruntime-web's WASM build.
 
 import pytest
 
-from model_export.check import cases, feature_independence, load, long_cases, position_independence, wasm
+from model_export.check import (cases, feature_independence, load, long_cases, position_independence, wasm,
+                                wasm_runs)
 from tests.conftest import ids_of
 
 PROMPTS = [
@@ -43,17 +44,20 @@ def test_tiny_native_float32_reference(tiny_export, threads):
     assert failures(result) == {}
 
 
-@pytest.mark.slow  # each starts Node
+@pytest.mark.slow  # starts Node
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("prompt", PROMPTS)
-def test_tiny_wasm(tiny_export, prompt, threads):
-    ids = ids_of(tiny_export, prompt)
-    result = wasm(tiny_export, ids, threads)
-    assert result["threads"] == threads
-    assert failures(result) == {}
-    # Node runs the very cases the native check runs: one definition.
-    assert list(result["checks"]) == [case["name"] for case in cases(len(ids))]
-    assert list(result["checks"]) == list(position_independence(load(tiny_export, threads), ids)["checks"])
+def test_tiny_wasm(tiny_export, threads):
+    """Every text in one Node process a thread count (Node sets onnxruntime-web's threads once)."""
+    texts = [ids_of(tiny_export, prompt) for prompt in PROMPTS]
+    report = wasm_runs(tiny_export, [(ids, None) for ids in texts], threads)
+    assert report["threads"] == threads
+    assert len(report["runs"]) == len(texts)
+    session = load(tiny_export, threads)
+    for ids, result in zip(texts, report["runs"], strict=True):
+        assert failures(result) == {}
+        # Node runs the very cases the native check runs: one definition.
+        assert list(result["checks"]) == [case["name"] for case in cases(len(ids))]
+        assert list(result["checks"]) == list(position_independence(session, ids)["checks"])
 
 
 @pytest.mark.slow
