@@ -19,6 +19,13 @@ PROMPTS = [
 LONG_PREFILL = 500  # the long texts' KV-cache steps start here, 12 and more before position 512
 
 
+def long_ids(export, held_text) -> list[int]:
+    """A long text's ids: the held text twice, cut to 560 tokens, past position 512."""
+    ids = ids_of(export, held_text * 2)[:560]
+    assert len(ids) > 512
+    return ids
+
+
 def failures(result):
     return {name: check for name, check in result["checks"].items() if not check["bit_identical"]}
 
@@ -46,15 +53,19 @@ def test_tiny_native_float32_reference(tiny_export, threads):
 
 @pytest.mark.slow  # starts Node
 @pytest.mark.parametrize("threads", [1, 2])
-def test_tiny_wasm(tiny_export, threads):
-    """Every text in one Node process a thread count (Node sets onnxruntime-web's threads once)."""
+def test_tiny_wasm(tiny_export, held_text, threads):
+    """Every text in one Node process a thread count (Node sets onnxruntime-web's threads once); at 2 threads the long
+    text past 512 positions too (``long_cases``)."""
     texts = [ids_of(tiny_export, prompt) for prompt in PROMPTS]
-    report = wasm_runs(tiny_export, [(ids, None) for ids in texts], threads)
+    runs = [(ids, None) for ids in texts]
+    if threads == 2:
+        long = long_ids(tiny_export, held_text)
+        runs.append((long, long_cases(len(long), LONG_PREFILL)))
+    report = wasm_runs(tiny_export, runs, threads)
     assert report["threads"] == threads
-    assert len(report["runs"]) == len(texts)
+    assert [failures(result) for result in report["runs"]] == [{} for _ in runs]
     session = load(tiny_export, threads)
-    for ids, result in zip(texts, report["runs"], strict=True):
-        assert failures(result) == {}
+    for ids, result in zip(texts, report["runs"], strict=False):
         # Node runs the very cases the native check runs: one definition.
         assert list(result["checks"]) == [case["name"] for case in cases(len(ids))]
         assert list(result["checks"]) == list(position_independence(session, ids)["checks"])
@@ -62,10 +73,9 @@ def test_tiny_wasm(tiny_export, threads):
 
 @pytest.mark.slow
 def test_tiny_long_context(tiny_export, held_text):
-    ids = ids_of(tiny_export, held_text * 2)[:600]
-    checks = long_cases(len(ids), LONG_PREFILL)
-    assert failures(position_independence(load(tiny_export, 2), ids, checks)) == {}
-    assert failures(wasm(tiny_export, ids, 2, checks=checks)) == {}
+    """Past 512 positions natively; in WASM in ``test_tiny_wasm``."""
+    ids = long_ids(tiny_export, held_text)
+    assert failures(position_independence(load(tiny_export, 2), ids, long_cases(len(ids), LONG_PREFILL))) == {}
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -80,16 +90,19 @@ def test_real_native_features(real_export):
             assert failures(feature_independence(load(real_export, threads), ids_of(real_export, prompt))) == {}
 
 
-def test_real_wasm(real_export):
-    for threads in (1, 2):
-        result = wasm(real_export, ids_of(real_export, PROMPTS[0]), threads)
-        assert failures(result) == {}
+def test_real_wasm(real_export, held_text):
+    """The short text at 1 and 2 threads, and the long text past 512 positions (``long_cases``) at 2 threads in the
+    same Node process (Node starts the real model once a thread count)."""
+    short = ids_of(real_export, PROMPTS[0])
+    assert failures(wasm(real_export, short, 1)) == {}
+    long = long_ids(real_export, held_text)
+    report = wasm_runs(real_export, [(short, None), (long, long_cases(len(long), LONG_PREFILL))], 2)
+    assert report["threads"] == 2
+    assert [failures(result) for result in report["runs"]] == [{}, {}]
 
 
 def test_real_long_context(real_export, held_text):
-    """Past 512 positions (``long_cases``: the KV-cache steps from the 500th token)."""
-    ids = ids_of(real_export, held_text * 2)[:560]
-    assert len(ids) > 512
-    checks = long_cases(len(ids), LONG_PREFILL)
-    assert failures(position_independence(load(real_export, 2), ids, checks)) == {}
-    assert failures(wasm(real_export, ids, 2, checks=checks)) == {}
+    """Past 512 positions natively (``long_cases``: the KV-cache steps from the 500th token); in WASM in
+    ``test_real_wasm``."""
+    ids = long_ids(real_export, held_text)
+    assert failures(position_independence(load(real_export, 2), ids, long_cases(len(ids), LONG_PREFILL))) == {}
