@@ -68,14 +68,16 @@ def live(graph: onnx.GraphProto, nodes: list[onnx.NodeProto]) -> list[onnx.NodeP
     """``nodes`` in an order that runs, without those no graph output needs."""
     ready = {value.name for value in graph.input} | {init.name for init in graph.initializer} | {""}
     ordered, waiting = [], list(nodes)
-    while waiting:
-        later = [node for node in waiting if not all(name in ready for name in node.input)]
-        if len(later) == len(waiting):
-            raise ValueError(f"{later[0].name} waits for an input nothing makes")
+    while waiting:  # a pass for each fused node the nodes after it wait for (they come last)
+        later = []
         for node in waiting:
-            if node not in later:
+            if all(name in ready for name in node.input):
                 ordered.append(node)
                 ready.update(node.output)
+            else:
+                later.append(node)
+        if len(later) == len(waiting):
+            raise ValueError(f"{later[0].name} waits for an input nothing makes")
         waiting = later
     needed, kept = {value.name for value in graph.output}, []
     for node in reversed(ordered):
