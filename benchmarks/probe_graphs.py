@@ -18,12 +18,12 @@ benchmarks/FINDINGS.md, "What our exact pass pays against the stock kernels" has
 """
 
 import argparse
-import collections
 import json
 from pathlib import Path
 
 import onnx
-from onnx import helper
+
+from model_export.graph import MS_DOMAIN, Rewriter, consumers, producers
 
 MATMULS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 FUSED = {"down": {"down_proj"}, "o": {"o_proj"}, "gateup": {"gate_proj", "up_proj"}, "qkv": {"q_proj", "k_proj", "v_proj"},
@@ -36,11 +36,7 @@ def matmul_sites(graph: onnx.GraphProto) -> list[dict]:
     """Each weight matmul as quantize.py writes it: x · (127 / m) → Round → Clip → + 128 → Cast → MatMulInteger → Cast →
     × column scale → × row scale. Gives the float input x, the int8 weights, the column scales, the float output, the
     nodes from MatMulInteger on, and which matmul it is (by its output's name; ``head`` is the output layer)."""
-    made = {out: node for node in graph.node for out in node.output}
-    used = collections.defaultdict(list)
-    for node in graph.node:
-        for name in node.input:
-            used[name].append(node)
+    made, used = producers(graph), consumers(graph)
 
     def only(name: str, op: str) -> onnx.NodeProto:
         (node,) = used[name]
@@ -64,48 +60,39 @@ def matmul_sites(graph: onnx.GraphProto) -> list[dict]:
     return sites
 
 
-def live(graph: onnx.GraphProto, nodes: list[onnx.NodeProto]) -> list[onnx.NodeProto]:
-    """``nodes`` in an order that runs, without those no graph output needs."""
-    ready = {value.name for value in graph.input} | {init.name for init in graph.initializer} | {""}
-    ordered, waiting = [], list(nodes)
-    while waiting:  # a pass for each fused node the nodes after it wait for (they come last)
-        later = []
-        for node in waiting:
-            if all(name in ready for name in node.input):
-                ordered.append(node)
-                ready.update(node.output)
-            else:
-                later.append(node)
-        if len(later) == len(waiting):
-            raise ValueError(f"{later[0].name} waits for an input nothing makes")
-        waiting = later
-    needed, kept = {value.name for value in graph.output}, []
-    for node in reversed(ordered):
-        if any(name in needed for name in node.output):
-            kept.append(node)
-            needed.update(node.input)
-    return kept[::-1]
-
-
 def variant(model: onnx.ModelProto, name: str, predictions: set[str]) -> onnx.ModelProto:
     """The probe ``name`` of ``model``; ``predictions``: the names of its prediction outputs."""
     probe = onnx.ModelProto()
     probe.CopyFrom(model)
     graph = probe.graph
-    fused = [site for site in matmul_sites(graph) if site["kind"] in FUSED.get(name.removesuffix("-nopred"), ())]
-    dropped = set().union(*(site["drop"] for site in fused))
-    nodes = [node for node in graph.node if node.name not in dropped]
-    nodes += [helper.make_node("DynamicQuantizeMatMul", [site["x"], site["weights"], site["scale"]], [site["out"]],
-                               name=f"probe/{site['name']}", domain="com.microsoft") for site in fused]
+    fused = {site["name"]: site for site in matmul_sites(graph)
+             if site["kind"] in FUSED.get(name.removesuffix("-nopred"), ())}
+    dropped = set().union(*(site["drop"] for site in fused.values()))
+    rewriter = Rewriter(probe, "probe")
+
+    def replace(node: onnx.NodeProto, out: list) -> bool:
+        # The fused node takes the MatMulInteger's place, so the nodes stay in topological order.
+        if site := fused.get(node.name):
+            rewriter.node(out, "DynamicQuantizeMatMul", [site["x"], site["weights"], site["scale"]], domain=MS_DOMAIN,
+                          outputs=[site["out"]])
+        return node.name in dropped
+
+    rewriter.replace_nodes(replace)
     if name.endswith("nopred"):
         outputs = [value for value in graph.output if value.name not in predictions]
         del graph.output[:]
         graph.output.extend(outputs)
-    kept = live(graph, nodes)
+    # Without the nodes no output needs any more (each fused input's quantising chain, the predictions).
+    needed, kept = {value.name for value in graph.output}, []
+    for node in reversed(graph.node):
+        if any(name in needed for name in node.output):
+            kept.append(node)
+            needed.update(node.input)
     del graph.node[:]
-    graph.node.extend(kept)
-    if fused and not any(opset.domain == "com.microsoft" for opset in probe.opset_import):
-        probe.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    graph.node.extend(kept[::-1])
+    rewriter.drop_unused_initializers()
+    if fused:
+        rewriter.use_domain(MS_DOMAIN)
     return probe
 
 
