@@ -3,14 +3,18 @@ the table is read longest context first, its copies cost no small pass, and the 
 table is right or wrong."""
 
 import asyncio
+import json
 import random
+from types import SimpleNamespace
 
 import pytest
 
 from onepass.answers import Answers
 from onepass.backends.toy import ToyDraft, ToyModel
+from onepass.contract import Generate
 from onepass.draft_model import COPY_NGRAMS, ModelDraft
 from onepass.drafted import drafted
+from onepass.generation import generate
 from onepass.greedy import greedy
 from onepass.lookup import lookup_match
 
@@ -35,6 +39,31 @@ def test_a_copy_follows_the_table_with_its_own_tokens_until_it_knows_no_more():
     assert answers([0, 2, 3, 4]) == [8, 6]  # 2 3 4 -> 8, then 4 8 -> 6, then 8 6 unknown
     assert answers([0, 2, 3, 4], max_draft=1) == [8]
     assert answers([6, 6]) == []
+
+
+def test_a_table_given_as_its_json_text_is_read_on_first_use_once():
+    """The tab hands the table over as answers.json's text, read on the first drafted request (``ready``), not at
+    load: the same table as the dict's."""
+    answers = Answers(json.dumps(TABLE))
+    assert answers.next is None  # nothing read yet
+    assert answers([0, 2, 3, 4]) == Answers(TABLE)([0, 2, 3, 4]) == [8, 6]
+    table = answers.next
+    assert answers.ready() is answers and answers.next is table and answers.table is None
+    assert len(Answers(json.dumps(TABLE)).ready()) == len(Answers(TABLE)) == 5
+
+
+def test_a_drafted_request_reads_the_table_before_the_page_s_clock_starts():
+    """``generation.generate``: the draft's table is read once the request is accepted and before ``on_start`` (the
+    page's clock), so neither the load nor a timed run pays for it."""
+    model = ToyModel(vocab_size=256, eos_ids=frozenset({0}), seed=3)
+    model.draft = ToyDraft(model)
+    model.draft.answers = Answers(json.dumps(TABLE))
+    read_at_start = []
+    request = Generate.parse({"text": "abcabc", "mode": "lookup+draft", "maxNew": 4})
+    tokenizer = SimpleNamespace(encode=lambda text: list(text.encode()), decode=lambda ids: bytes(ids).decode(errors="replace"))
+    asyncio.run(generate(model, tokenizer, request, lambda event: None,
+                         lambda length: read_at_start.append(model.draft.answers.next is not None)))
+    assert read_at_start == [True]
 
 
 def toy_answers(model: ToyModel, rng: random.Random, right: bool) -> Answers:

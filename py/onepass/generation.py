@@ -52,6 +52,8 @@ async def generate(model, tokenizer: Tokenizer, asked: contract.Generate, on_pas
         raise InputError(f"unknown mode {mode!r}: expected greedy or one of {', '.join(MODES[1:])}")
     gamma = check_gamma(asked.gamma)
     draft_model = draft_of(model) if mode in DRAFTING else None
+    if draft_model is not None and draft_model.answers is not None:
+        draft_model.answers.ready()  # read on the first drafted request, before the page's clock starts (on_start)
     if on_start:
         on_start(len(prompt))
     # Only the browser's model has a clock, which its sessions feed (the build's traces carry no timing).

@@ -151,7 +151,7 @@ class BrowserDraft:
     def __init__(self, bridge, manifest: dict, clock: PassClock | None = None, answers: str = ""):
         self.bridge = bridge
         self.window = int(manifest["window"])
-        self.answers = Answers(json.loads(answers)) if answers else None
+        self.answers = Answers(answers) if answers else None  # read on first use (``Answers.ready``)
         self.clock = clock or PassClock()
 
     async def step(self, features: list[list[float]], tokens: list[int], *, sampling: bool = False) -> DraftStep:
