@@ -8,6 +8,7 @@ License 2.0), one coding request each. None of them is a benchmark prompt (``ben
 """
 
 import ast
+import functools
 import re
 import sysconfig
 from pathlib import Path
@@ -270,6 +271,12 @@ _TEMPLATES = [
 def library_tasks() -> list[str]:
     """Every task read off the standard library: a public function's docstring whose first sentence starts with
     an imperative verb and reads as plain words (no code), as "returns ...", sorted and without repeats."""
+    return list(_library_tasks())
+
+
+@functools.cache
+def _library_tasks() -> tuple[str, ...]:
+    """``library_tasks``, read once a process: parsing the standard library takes 2.5-3 s."""
     tasks = set()
     for sentence in _first_sentences(_stdlib_trees(private=True), (ast.FunctionDef,)):
         words = sentence.split()
@@ -278,7 +285,7 @@ def library_tasks() -> list[str]:
         if re.search(r"[`'\"\\(){}\[\]<>:;=*]|self|\bthe given\b", sentence):
             continue
         tasks.add(" ".join([_VERBS[words[0]], *words[1:]]))
-    return sorted(tasks)
+    return tuple(sorted(tasks))
 
 
 def _stdlib_trees(private: bool):
