@@ -5,7 +5,6 @@ table is right or wrong."""
 import asyncio
 import json
 import random
-from types import SimpleNamespace
 
 import pytest
 
@@ -17,6 +16,7 @@ from onepass.drafted import drafted
 from onepass.generation import generate
 from onepass.greedy import greedy
 from onepass.lookup import lookup_match
+from tests.test_onepass_panels_python import Bytes
 
 TABLE = {"orders": [4, 3, 2], "rows": {"4": [[1, 2, 3, 4, 9]], "3": [[2, 3, 4, 8], [7, 8, 9, 5]], "2": [[3, 4, 7], [4, 8, 6]]}}
 
@@ -60,8 +60,7 @@ def test_a_drafted_request_reads_the_table_before_the_page_s_clock_starts():
     model.draft.answers = Answers(json.dumps(TABLE))
     read_at_start = []
     request = Generate.parse({"text": "abcabc", "mode": "lookup+draft", "maxNew": 4})
-    tokenizer = SimpleNamespace(encode=lambda text: list(text.encode()), decode=lambda ids: bytes(ids).decode(errors="replace"))
-    asyncio.run(generate(model, tokenizer, request, lambda event: None,
+    asyncio.run(generate(model, Bytes(), request, lambda event: None,
                          lambda length: read_at_start.append(model.draft.answers.next is not None)))
     assert read_at_start == [True]
 
