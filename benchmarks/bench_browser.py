@@ -36,8 +36,9 @@ localhost (with the cross-origin-isolation headers) and measures:
 export beside this one in the same run, as today's build serves it: its chunks
 uncompressed. Its loads, memory and throttled first visits alternate with this
 export's. ``--baseline-runtime REV`` measures, beside this build, the same export served by the runtime
-(docs/assets/onepass/runtime/) as it was at git revision REV: a change to how the model is loaded or held, before
-and after in one run. ``--loads-only`` skips the passes, the examples, the two tabs and the peers;
+(docs/assets/onepass/runtime/) as it was at git revision REV, with the same draft, if any: a change to how the model is
+loaded or held, before and after in one run (a runtime from before zstd gets the chunks gzip-compressed, as its builds
+served them). ``--loads-only`` skips the passes, the examples, the two tabs and the peers;
 ``--no-first-visits`` the throttled first visits.
 
 Prints one JSON object of figures; asserts nothing. Measure on a quiet machine.
@@ -58,7 +59,7 @@ from playwright.sync_api import sync_playwright
 from benchmarks.cpu import CpuSampler
 from benchmarks.memory import MemorySampler
 from benchmarks.peers import held_ids, peer_figures
-from hooks.model import served_files, trained_for
+from hooks.model import decompress, served_files, trained_for
 from model_export.build import build
 from model_export.check import load, speed
 from onepass.examples import EXAMPLES
@@ -247,18 +248,29 @@ def download_figures(site: Path) -> dict:
 
 
 def served_uncompressed(site: Path) -> None:
-    """The site's chunks decompressed in place, as today's build (before issue 23) serves them: the loader takes
-    plain bytes as it would from a host that undid the compression."""
+    """The site's chunks decompressed in place, as builds before issue 23 served them: the loader takes plain bytes as
+    it would from a host that undid the compression."""
+    served_as(site, lambda plain: plain)
+
+
+def served_gzipped(site: Path) -> None:
+    """The site's chunks gzip-compressed at level 9 in place (under the same names), as builds before zstd (2026-12-07)
+    served them, for a runtime of that time."""
+    served_as(site, lambda plain: gzip.compress(plain, compresslevel=9, mtime=0))
+
+
+def served_as(site: Path, pack) -> None:
+    """Each of the site's chunks replaced by ``pack`` of its plain bytes, and the manifest's sizes on the wire with it."""
     manifest = json.loads((site / "model" / "manifest.json").read_text())
     for entry in served_files(manifest):
         for chunk in entry["chunks"]:
             path = site / "model" / chunk["name"]
-            path.write_bytes(gzip.decompress(path.read_bytes()))
-            chunk["download_size"] = chunk["size"]
-        entry["download_size"] = entry["size"]
+            path.write_bytes(pack(decompress(path.read_bytes())))
+            chunk["download_size"] = path.stat().st_size
+        entry["download_size"] = sum(chunk["download_size"] for chunk in entry["chunks"])
     for listing in (manifest, manifest.get("draft")):
         if listing:
-            listing["download_size"] = sum(entry["size"] for entry in listing["files"])
+            listing["download_size"] = sum(entry["download_size"] for entry in listing["files"])
     manifest["model_download_size"] = manifest["download_size"]
     manifest["download_size"] += manifest.get("draft", {}).get("download_size", 0)
     (site / "model" / "manifest.json").write_text(json.dumps(manifest, indent=2))
@@ -277,11 +289,14 @@ def runtime_files(rev: str) -> tuple[str, list[str]]:
 
 
 def runtime_at(site: Path, rev: str) -> None:
-    """The built site's runtime files replaced by the runtime's sources as they were at git revision ``rev``."""
+    """The built site's runtime files replaced by the runtime's sources as they were at git revision ``rev``, and its
+    chunks gzip-compressed if that runtime reads no zstd."""
     folder, names = runtime_files(rev)
     for name in names:
         shown = subprocess.run(["git", "show", f"{rev}:{folder}/{name}"], cwd=ROOT, capture_output=True, check=True)
         (site / "assets" / "onepass" / "runtime" / name).write_bytes(shown.stdout)
+    if "zstd.js" not in names:
+        served_gzipped(site)
 
 
 def browser_figures(url: str, ids: list[int], loads_only: bool = False) -> dict:
@@ -341,7 +356,7 @@ def main() -> None:
             sites["baseline"] = build_site(args.baseline, Path(scratch) / "baseline", chunk_mb="50")
             served_uncompressed(sites["baseline"])
         elif args.baseline_runtime:
-            sites["baseline"] = build_site(folder, Path(scratch) / "baseline", chunk_mb="50")
+            sites["baseline"] = build_site(folder, Path(scratch) / "baseline", chunk_mb="50", draft_dir=args.draft)
             runtime_at(sites["baseline"], args.baseline_runtime)
         servers = {name: Server(site) for name, site in sites.items()}
         try:

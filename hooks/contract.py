@@ -107,7 +107,7 @@ def contract_module() -> str:
 
 def site_draft(manifest: dict | None) -> dict:
     """The draft model's facts the pages show before anything loads (the site's manifest's ``draft``): its window, its
-    parameters, the bytes the browser keeps of it (``size``) and those it downloads (``download``, gzip-compressed),
+    parameters, the bytes the browser keeps of it (``size``) and those it downloads (``download``, zstd-compressed),
     its table of answers' rows; or why the site has none."""
     draft = (manifest or {}).get("draft")
     if not draft:

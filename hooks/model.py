@@ -6,18 +6,23 @@ no page hard-codes the model: its name, size and recipe, where its weights
 came from in plain words, and the parameter counts the manifest implies (in
 the layers, in each word table, read per token). Its served files go to ``site/model/chunks/``
 split into pieces of at most ``ONEPASS_CHUNK_MB`` (default 50 MB, what common
-static hosts accept per file), each served gzip-compressed (the model's int8
+static hosts accept per file), each served zstd-compressed (the model's int8
 weights to about 80 %) and named after the sha256 of its *uncompressed* bytes:
-what the loader checks after decompressing (``DecompressionStream``), what the
+what the loader checks after decompressing (``runtime/zstd.js``), what the
 browser keeps (OPFS holds the uncompressed bytes, read straight into the
 model's memory on a return visit) and what stays the same when only the
 compression changes. So a name never changes meaning: browsers and CDNs may
 keep it forever, a new build never meets a stale chunk under an old name, and
 chunks a new build shares with the old one are not fetched again. A host that
-compresses again, or that sends the file with ``Content-Encoding: gzip`` so
+stores the file decompressed, or that sends it with ``Content-Encoding: zstd`` so
 the browser undoes it, hands the loader plain bytes: it tells the two apart by
-gzip's first two bytes, which no plain piece starts with (``pieces``), and the
-same sha256 checks either. The site's ``manifest.json`` is the export's, plus
+zstd's four magic bytes, which no plain piece starts with (``pieces``), and the
+same sha256 checks either. zstd, not gzip, because the browser's own gzip
+(``DecompressionStream``) inflated the model in 3.9 s of a first visit's two
+busy cores, zstd's decoder in WebAssembly in about a third of that, for bytes
+on the wire 0.4 % fewer (benchmarks/FINDINGS.md, "zstd instead of gzip").
+
+The site's ``manifest.json`` is the export's, plus
 a ``chunks`` list per file (name, size and sha256 uncompressed,
 ``download_size`` compressed) that the browser fetches, checks and keeps one
 by one, each file's and the whole model's ``download_size`` (bytes on the
@@ -35,7 +40,6 @@ whole, model and draft. A draft made for another model stops the build. Without
 one, the manifest says why in ``draft_unavailable`` and the draft's panel says so.
 """
 
-import gzip
 import hashlib
 import json
 import mmap
@@ -44,6 +48,8 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
+
+import zstandard
 
 from model_export.cache import cache_root, write_whole
 from onepass.seam import target_identity
@@ -176,21 +182,24 @@ def chunk_bytes() -> int:
 
 
 CHUNK_FOLDER = "chunks"
-GZIP_MAGIC = b"\x1f\x8b"
-# gzip's best: 0.2 % smaller than its default on the model, for one more second of a site's build.
-GZIP_LEVEL = 9
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+# zstd's level 3 for the model's int8 weights (level 19 shrinks them no further, at 20 s a chunk); a piece that level 3
+# takes below half its size (JSON: the tokenizer, the draft's answers) gains another 15-30 % at level 19.
+ZSTD_LEVEL, ZSTD_TEXT_LEVEL = 3, 19
+# The packing's name in the cache: what a kept piece was made with.
+PACKING = f"zst{ZSTD_LEVEL}-{ZSTD_TEXT_LEVEL}"
 
 
 def pieces(data, limit: int):
-    """``data`` cut into pieces of at most ``limit`` bytes, none but the first starting with gzip's magic bytes (a
-    cut that would is made one byte earlier: that byte is 0x1f, so the piece after it starts with 0x1f 0x8b no more),
-    so the loader can tell a plain piece from a compressed one by its first two bytes."""
-    if data[:2] == GZIP_MAGIC:
-        raise ValueError("a served file must not start with gzip's magic bytes: the loader would take it for gzip")
+    """``data`` cut into pieces of at most ``limit`` bytes, none but the first starting with zstd's magic bytes (a
+    cut that would is made one byte earlier: the piece after it then starts with some byte and 0x28, and the magic's
+    second byte is not 0x28), so the loader can tell a plain piece from a compressed one by its first four bytes."""
+    if data[:4] == ZSTD_MAGIC:
+        raise ValueError("a served file must not start with zstd's magic bytes: the loader would take it for zstd")
     start = 0
     while True:
         end = min(start + limit, len(data))
-        if data[end:end + 2] == GZIP_MAGIC:
+        if data[end:end + 4] == ZSTD_MAGIC:
             end -= 1
         yield data[start:end]
         if end == len(data):
@@ -199,7 +208,7 @@ def pieces(data, limit: int):
 
 
 def write_chunks(source: Path, target: Path, limit: int) -> list[dict]:
-    """Cut ``source`` into pieces of at most ``limit`` bytes and write each gzip-compressed under ``target/chunks/``,
+    """Cut ``source`` into pieces of at most ``limit`` bytes and write each zstd-compressed under ``target/chunks/``,
     named after the sha256 of its uncompressed bytes; return their names (relative to ``target``), uncompressed sizes
     and hashes, and compressed sizes (``download_size``), in order."""
     (target / CHUNK_FOLDER).mkdir(parents=True, exist_ok=True)
@@ -212,7 +221,7 @@ def write_chunks(source: Path, target: Path, limit: int) -> list[dict]:
 
 def _write_chunk(target: Path, data: bytes) -> dict:
     digest = hashlib.sha256(data).hexdigest()
-    name = f"{CHUNK_FOLDER}/{digest}.gz"
+    name = f"{CHUNK_FOLDER}/{digest}.zst"
     packed = _packed(data, digest)
     (target / name).write_bytes(packed)
     return {"name": name, "size": len(data), "sha256": digest, "download_size": len(packed)}
@@ -221,20 +230,32 @@ def _write_chunk(target: Path, data: bytes) -> dict:
 PACKED_CACHE_BYTES = 2 << 30  # the compressed pieces kept between builds: the real model's at two chunk sizes
 
 
+def compress(data) -> bytes:
+    """``data`` as one zstd frame (its size in the header, no dictionary), the same bytes in every build."""
+    packed = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(data)
+    if len(packed) < len(data) / 2:
+        packed = zstandard.ZstdCompressor(level=ZSTD_TEXT_LEVEL).compress(data)
+    return packed
+
+
+def decompress(packed: bytes) -> bytes:
+    """What a served chunk decompresses to (zstd's errors are ``zstandard.ZstdError``)."""
+    return zstandard.ZstdDecompressor().decompress(packed)
+
+
 def _packed(data, digest: str) -> bytes:
-    """``data`` gzip-compressed, kept in the cache (``<cache>/chunks/``) under its sha256: compressing the real model's
-    499 MB at level 9 takes about half a minute, every build (benchmarks/FINDINGS.md, "The build's slow parts kept").
-    A kept piece is used only if it decompresses to ``digest``'s bytes (a second or two for the whole model)."""
-    kept = cache_root() / "chunks" / f"{digest}.gz{GZIP_LEVEL}"
+    """``data`` zstd-compressed, kept in the cache (``<cache>/chunks/``) under its sha256 (level 3 takes about 0.1 s a
+    50 MB chunk, level 19 some seconds for the tokenizer). A kept piece is used only if it decompresses to ``digest``'s
+    bytes (under a second for the whole model)."""
+    kept = cache_root() / "chunks" / f"{digest}.{PACKING}"
     try:
         packed = kept.read_bytes()
-        if hashlib.sha256(gzip.decompress(packed)).hexdigest() == digest:
+        if hashlib.sha256(decompress(packed)).hexdigest() == digest:
             os.utime(kept)  # recently used: kept longest
             return packed
-    except (OSError, EOFError, gzip.BadGzipFile):
+    except (OSError, zstandard.ZstdError):
         pass
-    # No name or time in the gzip header: the same piece gives the same bytes in every build.
-    packed = gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0)
+    packed = compress(data)
     kept.parent.mkdir(parents=True, exist_ok=True)
     write_whole(kept, packed)
     _prune(kept.parent, PACKED_CACHE_BYTES)
@@ -242,10 +263,13 @@ def _packed(data, digest: str) -> bytes:
 
 
 def _prune(folder: Path, limit: int) -> None:
-    """The least recently used pieces in ``folder`` deleted until what is left takes at most ``limit`` bytes."""
-    pieces_kept = sorted(folder.glob(f"*.gz{GZIP_LEVEL}"), key=lambda path: path.stat().st_mtime, reverse=True)
+    """The least recently used pieces in ``folder`` deleted until what is left takes at most ``limit`` bytes, and the
+    gzip-compressed pieces of earlier builds (``*.gz9``) deleted."""
+    for old in folder.glob("*.gz9"):
+        old.unlink(missing_ok=True)
+    kept = sorted(folder.glob(f"*.{PACKING}"), key=lambda path: path.stat().st_mtime, reverse=True)
     total = 0
-    for path in pieces_kept:
+    for path in kept:
         total += path.stat().st_size
         if total > limit:
             path.unlink(missing_ok=True)

@@ -26,8 +26,9 @@ TEMPLATE = Path(__file__).with_name("sw.js")
 BUILD_PLACEHOLDER = "__ONEPASS_BUILD__"
 ISOLATION_PLACEHOLDER = "__ONEPASS_ISOLATION__"
 RUNTIME_PLACEHOLDER = "__ONEPASS_RUNTIME_FILES__"
-# Pyodide and onnxruntime-web: tens of MB, fetched only once the reader has agreed to the model's download.
-RUNTIME_FOLDERS = ["vendor/pyodide", "vendor/ort"]
+# Pyodide and onnxruntime-web (tens of MB) and zstd's decoder: fetched only once the reader has agreed to the model's
+# download.
+RUNTIME_FOLDERS = ["vendor/pyodide", "vendor/ort", "vendor/zstd"]
 # What hooks/sw.js's importScripts and the page's offline.js load: Workbox's production builds.
 WORKBOX_FILES = {
     "workbox-sw": ["workbox-sw.js"],

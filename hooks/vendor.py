@@ -12,7 +12,9 @@ worker starts from in a fraction of the time. ``site/vendor/runtime.json`` tells
 the file names. Nothing is fetched from a CDN.
 """
 
+import base64
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -30,6 +32,10 @@ VENDORED = {
     "chartjs": ("chart.js", ["dist/chart.umd.min.js"]),
     "katex": ("katex", ["dist/katex.min.js", "dist/katex.min.css", "dist/fonts/"]),
 }
+# zstd's decoder, for the model's chunks (runtime/zstd.js): the zstddec package's streaming build carries its
+# WebAssembly module inline, as base64, and fetches it as a data: URL, which the site's policy refuses (connect-src
+# 'self'); the build writes it out as a file of the site instead.
+ZSTD = ("zstddec", "dist/zstddec-stream.mjs", "vendor/zstd/zstd.wasm")
 # Imported into the snapshot, so the worker's first imports of them are free: the modules worker.js imports.
 SNAPSHOT_IMPORTS = ["onepass.backends.browser", "onepass.entry"]
 
@@ -55,7 +61,23 @@ def copy_runtimes(site: Path) -> dict:
     for folder, (package, names) in VENDORED.items():
         _copy(package, names, site / "vendor" / folder)
         versions[package] = _version(package)
+    versions[ZSTD[0]] = zstd_module(site)
     return versions
+
+
+def zstd_module(site: Path) -> str:
+    """Write zstddec's WebAssembly module into the site (``ZSTD``); return the package's version."""
+    package, name, target = ZSTD
+    source = NODE_MODULES / package / name
+    if not source.is_file():
+        raise RuntimeError(f"node_modules/{package} is missing: run `make setup` (npm ci) first")
+    found = re.search(r'const wasm = "([A-Za-z0-9+/=]+)"', source.read_text())
+    module = base64.b64decode(found.group(1)) if found else b""
+    if not module.startswith(b"\0asm"):
+        raise RuntimeError(f"{source} no longer carries its WebAssembly module as before: look at runtime/zstd.js")
+    (site / target).parent.mkdir(parents=True, exist_ok=True)
+    (site / target).write_bytes(module)
+    return _version(package)
 
 
 def build_wheel(vendor: Path) -> str:

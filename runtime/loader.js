@@ -1,6 +1,6 @@
 /**
  * Model loading for the worker: the site's manifest, then every file's chunks, each fetched with
- * progress, decompressed (they are served gzip-compressed), checked against its sha256 and kept in the
+ * progress, decompressed (they are served zstd-compressed, zstd.js), checked against its sha256 and kept in the
  * browser uncompressed. Chunks are named after the sha256 of their uncompressed bytes (hooks/model.py), so the store
  * is versioned by its keys: an entry is only ever stored after
  * passing its hash, a new build's manifest names new chunks, and once a manifest has loaded, the
@@ -16,6 +16,7 @@
 
 import { WorkerChannel } from './bridge.js';
 import { OnepassError } from './errors.js';
+import { ZSTD_MAGIC, ZstdDecoder, ZstdError } from './zstd.js';
 
 // The OPFS folder, and the Cache API cache, that hold the chunks.
 export const STORE_NAME = 'onepass-model';
@@ -235,60 +236,67 @@ async function openStore() {
   return legacy;
 }
 
-// gzip's first two bytes. A chunk is served gzip-compressed; a host that compressed it again, or sent it with
-// Content-Encoding: gzip, hands over plain bytes instead, once the browser has undone its encoding. No plain chunk
-// starts with these two bytes (hooks/model.py cuts the pieces so), so they tell the two apart.
-const GZIP_MAGIC = [0x1f, 0x8b];
+/** Whether `bytes` start as a zstd frame does. A chunk is served zstd-compressed; a host that stores it decompressed,
+ * or sends it with its own Content-Encoding: zstd, hands over plain bytes, which never start so (hooks/model.py cuts the
+ * pieces so). A host's gzip on top the browser undoes before the loader sees the bytes. */
+const startsZstd = (bytes) => bytes.byteLength >= ZSTD_MAGIC.length && ZSTD_MAGIC.every((byte, i) => bytes[i] === byte);
 
 /**
- * The chunk's bytes from `response`, decompressed if they arrive gzip-compressed, written into `into` as they come
+ * The chunk's bytes from `response`, decompressed if they arrive zstd-compressed, written into `into` as they come
  * (no parts to join after). onBytes is told the bytes on the wire: as they arrive if compressed, in proportion if
  * plain. Returns the uncompressed length, which may differ from `into`'s: a longer body is counted, not written past
- * the end. A broken connection is a 'network' LoadError, a gzip stream that does not decompress a 'hash_mismatch'.
+ * the end. A broken connection is a 'network' LoadError, bytes that do not decompress a 'hash_mismatch', compressed
+ * bytes that stop short a 'truncated'.
  */
 async function readInto(response, chunk, what, onBytes, into) {
-  const dropped = () => new LoadError('network', `the connection dropped while ${what} was downloading. Retry: the parts already here are kept`);
   const network = response.body.getReader();
-  const first = await network.read().catch(() => { throw dropped(); });
-  const compressed = !first.done && first.value.byteLength >= 2
-    && first.value[0] === GZIP_MAGIC[0] && first.value[1] === GZIP_MAGIC[1];
-  const wire = compressed || !chunk.download_size ? 1 : chunk.download_size / chunk.size;
-  let broken = false;
-  // The network's bytes, the first read included, counted as they pass.
-  const arriving = new ReadableStream({
-    start(controller) {
-      if (first.done) return controller.close();
-      onBytes(first.value.byteLength * wire);
-      controller.enqueue(first.value);
-    },
-    async pull(controller) {
+  let decoder = null;
+  let received = 0;
+  const write = (bytes) => {
+    if (received + bytes.byteLength <= into.byteLength) into.set(bytes, received);
+    received += bytes.byteLength;
+  };
+  const damaged = () => new LoadError('hash_mismatch', `${what} arrived damaged (it does not decompress). Retry, or reload the page later`);
+  let complete = false;
+  try {
+    for (let first = true; ; first = false) {
       let step;
       try {
         step = await network.read();
-      } catch (err) {
-        broken = true;
-        return controller.error(err);
+      } catch {
+        throw new LoadError('network', `the connection dropped while ${what} was downloading. Retry: the parts already here are kept`);
       }
-      if (step.done) return controller.close();
+      if (step.done) break;
+      if (first && startsZstd(step.value)) {
+        try {
+          decoder = await ZstdDecoder.create();
+        } catch {
+          throw new LoadError('network', `the decompressor for ${what} could not be downloaded. Check the connection and retry`);
+        }
+      }
+      const wire = decoder || !chunk.download_size ? 1 : chunk.download_size / chunk.size;
       onBytes(step.value.byteLength * wire);
-      controller.enqueue(step.value);
-    },
-    cancel: (reason) => network.cancel(reason),
-  });
-  const reader = (compressed ? arriving.pipeThrough(new DecompressionStream('gzip')) : arriving).getReader();
-  let received = 0;
-  for (;;) {
-    let step;
-    try {
-      step = await reader.read();
-    } catch {
-      if (broken) throw dropped();
-      throw new LoadError('hash_mismatch', `${what} arrived damaged (it does not decompress). Retry, or reload the page later`);
+      if (!decoder) {
+        write(step.value);
+        continue;
+      }
+      try {
+        decoder.push(step.value, write);
+      } catch (err) {
+        if (err instanceof ZstdError) throw damaged();
+        throw err;
+      }
     }
-    const { done, value } = step;
-    if (done) return received;
-    if (received + value.byteLength <= into.byteLength) into.set(value, received);
-    received += value.byteLength;
+    try {
+      decoder?.end();
+    } catch {
+      throw new LoadError('truncated', `${what} arrived incomplete (its compressed bytes stop short). Retry`);
+    }
+    complete = true;
+    return received;
+  } finally {
+    decoder?.free();
+    if (!complete) network.cancel().catch(() => {});
   }
 }
 

@@ -2,14 +2,13 @@
 baseline served as today's build serves it (uncompressed chunks) that the loader still reads, and the baseline served
 by the runtime of another revision."""
 
-import gzip
 import hashlib
 import json
 import shutil
 import subprocess
 
 from benchmarks.bench_browser import ROOT, download_figures, runtime_at, runtime_files, served_uncompressed
-from hooks.model import served_files
+from hooks.model import ZSTD_MAGIC, decompress, served_files
 from tests.browser import Server, load_runtime, offline_page
 
 pytest_plugins = ["tests.browser"]
@@ -28,9 +27,9 @@ def test_the_download_is_the_compressed_chunks_and_the_baseline_serves_them_plai
     for entry in plain["files"]:
         for chunk in entry["chunks"]:
             data = (site / "model" / chunk["name"]).read_bytes()
-            assert data[:2] != b"\x1f\x8b" and hashlib.sha256(data).hexdigest() == chunk["sha256"]
+            assert data[:4] != ZSTD_MAGIC and hashlib.sha256(data).hexdigest() == chunk["sha256"]
     assert download_figures(site)["download_mb"] == figures["stored_mb"]
-    assert gzip.decompress((tiny_site / "model" / manifest["files"][0]["chunks"][0]["name"]).read_bytes()) == \
+    assert decompress((tiny_site / "model" / manifest["files"][0]["chunks"][0]["name"]).read_bytes()) == \
         (site / "model" / manifest["files"][0]["chunks"][0]["name"]).read_bytes()
     server = Server(site)
     context, page, outside = offline_page(chromium, service_workers="block")
@@ -53,6 +52,10 @@ def test_the_baseline_runtime_is_the_one_at_its_revision_and_still_loads(tiny_si
     for name in names:
         shown = subprocess.run(["git", "show", f"HEAD:{folder}/{name}"], cwd=ROOT, capture_output=True, check=True).stdout
         assert (runtime / name).read_bytes() == shown
+    # A runtime that reads no zstd gets the chunks as its builds served them.
+    manifest = json.loads((site / "model" / "manifest.json").read_text())
+    chunk = served_files(manifest)[0]["chunks"][0]
+    assert ("zstd.js" in names) != ((site / "model" / chunk["name"]).read_bytes()[:2] == b"\x1f\x8b")
     server = Server(site)
     context, page, outside = offline_page(chromium, service_workers="block")
     try:

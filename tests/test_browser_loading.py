@@ -14,12 +14,14 @@ from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 
-from hooks.model import served_files
+import zstandard
+
+from hooks.model import ZSTD_MAGIC, decompress, served_files
 from tests.browser import CONSENTED, Server, build_site, offline_page, stored_chunks
 
 pytest_plugins = ["tests.browser"]  # the browser fixtures, registered once for the whole session
 
-GZIP_FRAME = 18  # gzip's header and trailer, which a file too small to shrink still pays
+ZSTD_FRAME = 12  # zstd's frame and block headers, which a file too small to shrink still pays
 LOAD = "() => window.onepass().load().then(() => 'loaded', (e) => ({code: e.code, message: e.message, retryable: e.retryable}))"
 
 
@@ -53,13 +55,13 @@ def test_the_site_ships_chunks_the_manifest_lists(tiny_site, tiny_export, tiny_d
     listed = chunks(tiny_site)
     assert len(listed) > 2  # the tests build with small chunks
     for chunk in listed:
-        # Served gzip-compressed, named and hashed by the bytes they decompress to (a file of a hundred bytes, such
-        # as the tiny draft's empty table of answers, may not shrink: gzip's frame is 18 bytes).
+        # Served zstd-compressed, named and hashed by the bytes they decompress to (a file of a hundred bytes, such
+        # as the tiny draft's empty table of answers, may not shrink: zstd's headers take 9 to 12 bytes).
         packed = (tiny_site / "model" / chunk["name"]).read_bytes()
-        assert len(packed) == chunk["download_size"] <= chunk["size"] + GZIP_FRAME
-        plain = gzip.decompress(packed)
+        assert len(packed) == chunk["download_size"] <= chunk["size"] + ZSTD_FRAME
+        plain = decompress(packed)
         assert len(plain) == chunk["size"] and hashlib.sha256(plain).hexdigest() == chunk["sha256"]
-        assert chunk["name"] == f"chunks/{chunk['sha256']}.gz" and plain[:2] != b"\x1f\x8b"
+        assert chunk["name"] == f"chunks/{chunk['sha256']}.zst" and plain[:4] != ZSTD_MAGIC
     source = json.loads((tiny_export / "manifest.json").read_text())
     shipped = json.loads((tiny_site / "model" / "manifest.json").read_text())
     for entry, original in zip(shipped["files"], source["files"]):
@@ -97,7 +99,7 @@ def test_a_damaged_chunk_fails_its_hash(page, tiny_server, tiny_site):
 
 def test_a_compressed_chunk_that_decompresses_to_the_wrong_bytes_fails_its_hash(page, tiny_server, tiny_site):
     chunk = chunks(tiny_site)[1]
-    body = gzip.compress(b"\0" * chunk["size"], mtime=0)
+    body = zstandard.ZstdCompressor().compress(b"\0" * chunk["size"])
     page.route(f"**/model/{chunk['name']}", lambda route: route.fulfill(status=200, body=body))
     open_page(page, tiny_server)
     assert page.evaluate(LOAD)["code"] == "hash_mismatch"
@@ -106,11 +108,21 @@ def test_a_compressed_chunk_that_decompresses_to_the_wrong_bytes_fails_its_hash(
 def test_a_compressed_chunk_that_does_not_decompress_is_damaged(page, tiny_server, tiny_site):
     chunk = chunks(tiny_site)[1]
     packed = bytearray((tiny_site / "model" / chunk["name"]).read_bytes())
-    packed[len(packed) // 2:len(packed) // 2 + 64] = bytes(64)  # a stretch of the deflate stream zeroed
+    packed[4] |= 0x08  # the frame header's reserved bit, which a decoder must refuse
     page.route(f"**/model/{chunk['name']}", lambda route: route.fulfill(status=200, body=bytes(packed)))
     open_page(page, tiny_server)
     error = page.evaluate(LOAD)
     assert error["code"] == "hash_mismatch" and error["retryable"] and chunk["name"] in error["message"], error
+    assert "does not decompress" in error["message"]
+
+
+def test_a_compressed_chunk_cut_short_is_damaged(page, tiny_server, tiny_site):
+    chunk = chunks(tiny_site)[1]
+    packed = (tiny_site / "model" / chunk["name"]).read_bytes()
+    page.route(f"**/model/{chunk['name']}", lambda route: route.fulfill(status=200, body=packed[:len(packed) // 2]))
+    open_page(page, tiny_server)
+    error = page.evaluate(LOAD)
+    assert error["code"] == "truncated" and error["retryable"] and chunk["name"] in error["message"], error
 
 
 def test_a_truncated_chunk_is_reported(page, tiny_server, tiny_site):
@@ -144,8 +156,12 @@ def test_chunks_an_older_build_kept_in_the_cache_api_move_to_opfs_without_a_down
         # Where the model was before this store: the Cache API, keyed by each chunk's URL, holding its plain bytes.
         page.evaluate("""(names) => caches.open('onepass-model').then((cache) => Promise.all(names.map(async (name) => {
             const url = new URL('../model/' + name, document.baseURI).href;
-            const plain = (await fetch(url)).body.pipeThrough(new DecompressionStream('gzip'));
-            await cache.put(url, new Response(await new Response(plain).arrayBuffer()));
+            const { ZstdDecoder } = await import(new URL('../assets/onepass/runtime/zstd.js', document.baseURI).href);
+            const decoder = await ZstdDecoder.create();
+            const plain = [];
+            decoder.push(new Uint8Array(await (await fetch(url)).arrayBuffer()), (bytes) => plain.push(bytes.slice()));
+            decoder.free();
+            await cache.put(url, new Response(new Blob(plain)));
         })))""", sorted(served))
         assert stored_chunks(page) == set()
         fetched = []
@@ -242,19 +258,19 @@ class DroppingHandler(SimpleHTTPRequestHandler):
     """Serves the site like a plain host, but the chunk named in `drop` breaks off halfway, after promising its
     whole length: a connection lost mid-download. `asked` records each chunk request's Cache-Control header, and
     `times` how often each chunk was asked for; each chunk (or only the one named `slow_chunk`) waits `slow` seconds
-    before it is sent. With `encoded`, the chunks (gzip files) are sent with Content-Encoding: gzip, as some hosts
-    send a .gz file, so the browser decompresses them before the loader sees them."""
+    before it is sent. With `encoded`, the chunks are sent with that Content-Encoding, as some hosts send a .zst file
+    (or one they compressed again), so the browser decompresses them before the loader sees them."""
 
     drop: str = ""
     asked: dict = {}
     times: Counter = Counter()
     slow: float = 0
     slow_chunk: str = ""
-    encoded: bool = False
+    encoded: str = ""
 
     def end_headers(self):
         if self.encoded and "/model/chunks/" in self.path:
-            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Encoding", self.encoded)
         super().end_headers()
 
     def send_head(self):
@@ -279,7 +295,7 @@ class DroppingHandler(SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def plain_host(site, drop: str = "", slow: float = 0, slow_chunk: str = "", encoded: bool = False):
+def plain_host(site, drop: str = "", slow: float = 0, slow_chunk: str = "", encoded: str = ""):
     """`site` served by DroppingHandler on a free localhost port (breaking off the chunk named `drop`, if any)."""
     DroppingHandler.drop, DroppingHandler.asked, DroppingHandler.times = drop, {}, Counter()
     DroppingHandler.slow, DroppingHandler.slow_chunk, DroppingHandler.encoded = slow, slow_chunk, encoded
@@ -393,14 +409,30 @@ def load_counting_chunks(chromium, server, context=None) -> tuple[object, list]:
     return page, fetched
 
 
-def test_where_the_host_sends_the_chunks_with_content_encoding_gzip_the_plain_bytes_load(chromium, tiny_site):
+def test_where_the_host_sends_the_chunks_with_content_encoding_zstd_the_plain_bytes_load(chromium, tiny_site):
     # The browser undoes the host's Content-Encoding, so the loader receives plain bytes: the same sha256 checks them.
-    with plain_host(tiny_site, encoded=True) as server:
+    with plain_host(tiny_site, encoded="zstd") as server:
         page, fetched = load_counting_chunks(chromium, server)
         try:
             assert sorted(fetched) == sorted(chunk["name"] for chunk in chunks(tiny_site))
             assert stored_chunks(page) == {chunk["name"] for chunk in chunks(tiny_site)}
             assert page.evaluate("() => window.onepass().run('generate', {text: 'Hello', maxNew: 3})")["tokens"]
+        finally:
+            page.context.close()
+
+
+def test_where_the_host_compresses_the_chunks_again_with_gzip_they_load(chromium, tiny_site, tmp_path):
+    # A host that gzips every file and says so: the browser undoes its gzip, the loader its zstd.
+    site = tmp_path / "site"
+    shutil.copytree(tiny_site, site)
+    for chunk in chunks(site):
+        path = site / "model" / chunk["name"]
+        path.write_bytes(gzip.compress(path.read_bytes(), mtime=0))
+    with plain_host(site, encoded="gzip") as server:
+        page, fetched = load_counting_chunks(chromium, server)
+        try:
+            assert len(fetched) == len(chunks(site))
+            assert stored_chunks(page) == {chunk["name"] for chunk in chunks(site)}
         finally:
             page.context.close()
 
@@ -411,7 +443,7 @@ def test_where_the_host_serves_the_chunks_uncompressed_they_load(chromium, tiny_
     shutil.copytree(tiny_site, site)
     for chunk in chunks(site):
         path = site / "model" / chunk["name"]
-        path.write_bytes(gzip.decompress(path.read_bytes()))
+        path.write_bytes(decompress(path.read_bytes()))
     with plain_host(site) as server:
         page, fetched = load_counting_chunks(chromium, server)
         try:

@@ -1,39 +1,40 @@
-"""hooks/model.py's chunks: pieces of at most the limit, none starting with gzip's magic bytes, each compressed and
+"""hooks/model.py's chunks: pieces of at most the limit, none starting with zstd's magic bytes, each compressed and
 named after what it decompresses to."""
 
-import gzip
 import hashlib
+import json
 import os
 import random
 
 import pytest
+import zstandard
 
-from hooks.model import GZIP_LEVEL, GZIP_MAGIC, _prune, pieces, write_chunks
+from hooks.model import PACKING, ZSTD_MAGIC, _prune, compress, decompress, pieces, write_chunks
 
 
-def test_no_piece_but_the_first_starts_with_gzip_s_magic_bytes():
-    data = b"ab" + GZIP_MAGIC + b"cd" + GZIP_MAGIC + b"x" * 9
-    for limit in (2, 3, 4, 5, 100):
+def test_no_piece_but_the_first_starts_with_zstd_s_magic_bytes():
+    data = b"ab" + ZSTD_MAGIC + b"cd" + ZSTD_MAGIC + ZSTD_MAGIC + b"x" * 9
+    for limit in range(4, 30):
         cut = list(pieces(data, limit))
         assert b"".join(cut) == data and all(0 < len(piece) <= limit for piece in cut)
-        assert not any(piece.startswith(GZIP_MAGIC) for piece in cut), (limit, cut)
+        assert not any(piece.startswith(ZSTD_MAGIC) for piece in cut), (limit, cut)
     with pytest.raises(ValueError, match="magic"):
-        list(pieces(GZIP_MAGIC + b"rest", 4))
+        list(pieces(ZSTD_MAGIC + b"rest", 8))
 
 
-def test_chunks_are_gzip_named_after_their_uncompressed_bytes(tmp_path, monkeypatch):
+def test_chunks_are_zstd_named_after_their_uncompressed_bytes(tmp_path, monkeypatch):
     monkeypatch.setenv("ONEPASS_CACHE", str(tmp_path / "cache"))
     source = tmp_path / "model.bin"
-    source.write_bytes(bytes(range(256)) * 1000 + b"\x1f\x8b" + b"tail" * 100)
+    source.write_bytes(bytes(range(256)) * 1000 + ZSTD_MAGIC + b"tail" * 100)
     chunks = write_chunks(source, tmp_path / "site", 1 << 16)
     joined = b""
     for chunk in chunks:
-        plain = gzip.decompress((tmp_path / "site" / chunk["name"]).read_bytes())
-        assert chunk["name"] == f"chunks/{hashlib.sha256(plain).hexdigest()}.gz" and len(plain) == chunk["size"]
+        plain = decompress((tmp_path / "site" / chunk["name"]).read_bytes())
+        assert chunk["name"] == f"chunks/{hashlib.sha256(plain).hexdigest()}.zst" and len(plain) == chunk["size"]
         assert (tmp_path / "site" / chunk["name"]).stat().st_size == chunk["download_size"]
         joined += plain
     assert joined == source.read_bytes()
-    # The same piece gives the same bytes in every build (no time in the gzip header), compressed afresh.
+    # The same piece gives the same bytes in every build, compressed afresh.
     monkeypatch.setenv("ONEPASS_CACHE", str(tmp_path / "another cache"))
     again = write_chunks(source, tmp_path / "again", 1 << 16)
     assert [(tmp_path / "again" / c["name"]).read_bytes() for c in again] == \
@@ -45,12 +46,12 @@ def test_a_build_takes_its_compressed_pieces_from_the_cache_only_when_they_hold_
     source = tmp_path / "model.bin"
     source.write_bytes(random.Random(0).randbytes(200_000))  # no piece like another
     first = write_chunks(source, tmp_path / "one", 1 << 16)
-    kept = {path.name.removesuffix(f".gz{GZIP_LEVEL}"): path for path in (tmp_path / "cache" / "chunks").iterdir()}
+    kept = {path.name.removesuffix(f".{PACKING}"): path for path in (tmp_path / "cache" / "chunks").iterdir()}
     assert sorted(kept) == sorted(chunk["sha256"] for chunk in first)
     # A kept piece is what the build ships; one that does not decompress to its name's bytes is made again.
-    marked = gzip.compress(source.read_bytes()[:first[0]["size"]], compresslevel=1, mtime=0)
+    marked = zstandard.ZstdCompressor(level=1).compress(source.read_bytes()[:first[0]["size"]])
     kept[first[0]["sha256"]].write_bytes(marked)
-    kept[first[1]["sha256"]].write_bytes(b"not gzip")
+    kept[first[1]["sha256"]].write_bytes(b"not zstd")
     second = write_chunks(source, tmp_path / "two", 1 << 16)
     assert (tmp_path / "two" / second[0]["name"]).read_bytes() == marked
     assert (tmp_path / "two" / second[1]["name"]).read_bytes() == (tmp_path / "one" / first[1]["name"]).read_bytes()
@@ -61,8 +62,19 @@ def test_the_cache_keeps_the_most_recently_used_pieces_within_its_bytes(tmp_path
     folder = tmp_path / "chunks"
     folder.mkdir()
     for age, name in enumerate(("new", "middle", "old")):
-        path = folder / f"{name}.gz{GZIP_LEVEL}"
+        path = folder / f"{name}.{PACKING}"
         path.write_bytes(b"x" * 100)
         os.utime(path, (1e9 - age, 1e9 - age))
+    (folder / "earlier.gz9").write_bytes(b"x")  # an earlier build's gzip-compressed piece
+    (folder / "writing.partial").write_bytes(b"x")  # a piece another build is writing
     _prune(folder, 250)
-    assert sorted(path.name for path in folder.iterdir()) == [f"middle.gz{GZIP_LEVEL}", f"new.gz{GZIP_LEVEL}"]
+    assert sorted(path.name for path in folder.iterdir()) == [f"middle.{PACKING}", f"new.{PACKING}", "writing.partial"]
+
+
+def test_text_is_compressed_harder_than_the_model_s_weights():
+    weights = bytes(random.Random(1).choices(range(256), weights=[1 + min(b, 255 - b) for b in range(256)], k=200_000))
+    draw = random.Random(0)
+    text = json.dumps([[draw.randrange(150_000), draw.choice(["def", "class", "return", "self"])] for _ in range(20_000)]).encode()
+    assert decompress(compress(weights)) == weights and decompress(compress(text)) == text
+    assert len(compress(text)) < len(zstandard.ZstdCompressor(level=3).compress(text))
+    assert compress(weights) == zstandard.ZstdCompressor(level=3).compress(weights)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hooks.model import megabytes, millions
+from hooks.model import decompress, megabytes, millions
 from model_export.cache import sha256_file
 
 pytestmark = pytest.mark.slow  # the site is built
@@ -32,10 +32,10 @@ def test_site_ships_and_names_the_model(site, tiny_export):
     manifest = json.loads((tiny_export / "manifest.json").read_text())
     shipped = json.loads((site / "model" / "manifest.json").read_text())
     for entry, listed in zip(manifest["files"], shipped["files"]):
-        # Each file arrives as gzip-compressed chunks named after the sha256 of what they decompress to; decompressed
+        # Each file arrives as zstd-compressed chunks named after the sha256 of what they decompress to; decompressed
         # and joined, they are the export's file.
-        whole = b"".join(gzip.decompress((site / "model" / chunk["name"]).read_bytes()) for chunk in listed["chunks"])
-        assert all(chunk["name"] == f"chunks/{chunk['sha256']}.gz" for chunk in listed["chunks"])
+        whole = b"".join(decompress((site / "model" / chunk["name"]).read_bytes()) for chunk in listed["chunks"])
+        assert all(chunk["name"] == f"chunks/{chunk['sha256']}.zst" for chunk in listed["chunks"])
         assert hashlib.sha256(whole).hexdigest() == entry["sha256"]
     home = (site / "index.html").read_text()
     assert manifest["model"]["name"] in home
@@ -107,12 +107,12 @@ def test_the_draft_ships_with_the_model_and_the_pages_state_the_total(tiny_expor
     # The draft's graph and the table of the model's answers it copies from, each whole from its chunks.
     assert [entry["name"] for entry in shipped["draft"]["files"]] == ["draft.onnx", "answers.json"]
     for entry, built in zip(shipped["draft"]["files"], draft["files"], strict=True):
-        whole = b"".join(gzip.decompress((site / "model" / chunk["name"]).read_bytes()) for chunk in entry["chunks"])
+        whole = b"".join(decompress((site / "model" / chunk["name"]).read_bytes()) for chunk in entry["chunks"])
         assert hashlib.sha256(whole).hexdigest() == built["sha256"] == sha256_file(tiny_draft / entry["name"])
     assert shipped["draft"]["identity"] == ":".join(entry["sha256"] for entry in draft["files"])
     assert shipped["download_size"] == shipped["model_download_size"] + shipped["draft"]["download_size"]
     assert "draft_unavailable" not in shipped
-    # Every size a page gives is labelled: on the wire (gzip-compressed chunks) or kept (what they unpack to).
+    # Every size a page gives is labelled: on the wire (zstd-compressed chunks) or kept (what they unpack to).
     wire, kept = shipped["draft"]["download_size"], sum(entry["size"] for entry in shipped["draft"]["files"])
     assert wire < kept
     home = " ".join((site / "index.html").read_text().split())
