@@ -85,7 +85,7 @@ async function load(id, { threads }) {
   const place = async (file, manifest) => {
     if (file.name !== manifest.graph) return new Uint8Array(file.size);
     await started;
-    block = heapBlock(file.size);
+    block = heapBlock(file.size, manifest.graph_alignment?.shift);
     return block ?? new Uint8Array(file.size); // no kept module: ort copies a JavaScript buffer, as it would
   };
   let model;

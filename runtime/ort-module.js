@@ -40,16 +40,21 @@ export default async function startKept(config) {
 /** The size of ort's WebAssembly memory in bytes (the model, the session's buffers, a pass's), or null before it starts. */
 export const heapBytes = () => kept?.HEAPU8.length ?? null;
 
+// The block starts `shift` bytes past a multiple of this (hooks/model.py's graph_shift).
+const ALIGNMENT = 16;
+
 /**
  * `size` bytes of ort's heap, for a model file, kept until free() is called (ort's own frees skip them): set(bytes,
  * at) fills them, view() is the Uint8Array to hand InferenceSession.create with MODEL_IN_PLACE_OPTIONS (the session
- * reads them for its life), free() gives them back when no session uses them. Null before ort's module has started;
- * a heap too small for `size` throws a 'memory' error.
+ * reads them for its life), free() gives them back when no session uses them. The block starts `shift` bytes past a
+ * 16-byte boundary, where the manifest's `graph_alignment` says the most of the file's weights then start on one
+ * (the session reads them in place). Null before ort's module has started; a heap too small throws a 'memory' error.
  */
-export function heapBlock(size) {
+export function heapBlock(size, shift = 0) {
   if (!kept) return null;
-  const offset = kept._malloc(size);
-  if (!offset) {
+  const base = kept._malloc(size + 2 * ALIGNMENT);
+  const offset = base && Math.ceil(base / ALIGNMENT) * ALIGNMENT + (shift % ALIGNMENT);
+  if (!base) {
     const message = 'this tab could not set aside memory for the model: close other tabs, and reload the page';
     throw new OnepassError('memory', message, { retryable: true });
   }
@@ -60,7 +65,7 @@ export function heapBlock(size) {
     view: () => new Uint8Array(kept.HEAPU8.buffer, offset, size),
     free: () => {
       lent.delete(offset);
-      freeInHeap(offset);
+      freeInHeap(base);
     },
   };
 }

@@ -78,3 +78,21 @@ def test_text_is_compressed_harder_than_the_model_s_weights():
     assert decompress(compress(weights)) == weights and decompress(compress(text)) == text
     assert len(compress(text)) < len(zstandard.ZstdCompressor(level=3).compress(text))
     assert compress(weights) == zstandard.ZstdCompressor(level=3).compress(weights)
+
+
+def test_the_graph_shift_starts_the_most_weight_bytes_on_a_16_byte_boundary(tiny_export):
+    """hooks/model.py's graph_shift over the tiny export's model.ort: counted by hand from the file's initializers."""
+    from onnxruntime.tools.ort_format_model.ort_flatbuffers_py.fbs import InferenceSession
+
+    from hooks.model import ALIGNED_FROM, ALIGNMENT, graph_shift
+
+    path = tiny_export / "model.ort"
+    alignment = graph_shift(path)
+    graph = InferenceSession.InferenceSession.GetRootAs(path.read_bytes(), 0).Model().Graph()
+    weights = [graph.Initializers(i) for i in range(graph.InitializersLength())]
+    starts = {tensor._tab.Vector(tensor._tab.Offset(12)): tensor.RawDataLength() for tensor in weights
+              if tensor.RawDataLength() >= ALIGNED_FROM}
+    aligned = [sum(size for start, size in starts.items() if (start + shift) % ALIGNMENT == 0) for shift in range(ALIGNMENT)]
+    assert aligned[alignment["shift"]] == max(aligned) > 0
+    assert alignment["aligned"] == round(max(aligned) / sum(starts.values()), 3)
+    assert graph_shift(tiny_export / "model.onnx") == {"shift": 0, "aligned": 0.0}
