@@ -16,7 +16,8 @@ from types import SimpleNamespace
 
 import zstandard
 
-from hooks.model import ZSTD_MAGIC, decompress, served_files
+from benchmarks.bench_browser import served_as
+from hooks.model import ZSTD_MAGIC, compress, decompress, served_files
 from tests.browser import CONSENTED, Server, build_site, offline_page, stored_chunks
 
 pytest_plugins = ["tests.browser"]  # the browser fixtures, registered once for the whole session
@@ -421,36 +422,29 @@ def test_where_the_host_sends_the_chunks_with_content_encoding_zstd_the_plain_by
             page.context.close()
 
 
-def test_where_the_host_compresses_the_chunks_again_with_gzip_they_load(chromium, tiny_site, tmp_path):
-    # A host that gzips every file and says so: the browser undoes its gzip, the loader its zstd.
+def load_repacked(chromium, tiny_site, tmp_path, pack, encoded: str = "") -> None:
+    """A copy of the tiny site whose chunks are ``pack`` of their plain bytes (bench_browser's ``served_as``), served
+    with ``encoded`` as its Content-Encoding: every chunk is fetched and kept."""
     site = tmp_path / "site"
     shutil.copytree(tiny_site, site)
-    for chunk in chunks(site):
-        path = site / "model" / chunk["name"]
-        path.write_bytes(gzip.compress(path.read_bytes(), mtime=0))
-    with plain_host(site, encoded="gzip") as server:
+    served_as(site, pack)
+    with plain_host(site, encoded=encoded) as server:
         page, fetched = load_counting_chunks(chromium, server)
         try:
             assert len(fetched) == len(chunks(site))
             assert stored_chunks(page) == {chunk["name"] for chunk in chunks(site)}
         finally:
             page.context.close()
+
+
+def test_where_the_host_compresses_the_chunks_again_with_gzip_they_load(chromium, tiny_site, tmp_path):
+    # A host that gzips every file and says so: the browser undoes its gzip, the loader its zstd.
+    load_repacked(chromium, tiny_site, tmp_path, lambda plain: gzip.compress(compress(plain), mtime=0), encoded="gzip")
 
 
 def test_where_the_host_serves_the_chunks_uncompressed_they_load(chromium, tiny_site, tmp_path):
     # A host that stores or recompresses the chunks its own way hands over plain bytes under the same names.
-    site = tmp_path / "site"
-    shutil.copytree(tiny_site, site)
-    for chunk in chunks(site):
-        path = site / "model" / chunk["name"]
-        path.write_bytes(decompress(path.read_bytes()))
-    with plain_host(site) as server:
-        page, fetched = load_counting_chunks(chromium, server)
-        try:
-            assert len(fetched) == len(chunks(site))
-            assert stored_chunks(page) == {chunk["name"] for chunk in chunks(site)}
-        finally:
-            page.context.close()
+    load_repacked(chromium, tiny_site, tmp_path, lambda plain: plain)
 
 
 # The size of each file in the page's model store (an OPFS folder of chunks named by their sha256).
