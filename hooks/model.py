@@ -29,7 +29,7 @@ by one, each file's and the whole model's ``download_size`` (bytes on the
 wire), the model's ``identity`` (what it computes), to which the page
 ties cached results and the build's traces (``hooks/traces.py``), and its
 ``graph_alignment``: where in ort's heap the graph's first byte goes so that
-most of its weights start on a 16-byte boundary (``graph_shift``).
+its weights start on a 16-byte boundary (``graph_shift``).
 
 ``ONEPASS_DRAFT_DIR``, if set and not empty, points at the draft model built for
 that export (``python -m draft --target EXPORT`` prints it). Its file goes into
@@ -54,6 +54,7 @@ from pathlib import Path
 import zstandard
 
 from model_export.cache import cache_root, write_whole
+from model_export.ort_format import initializers
 from onepass.seam import target_identity
 
 _PLACEHOLDER = re.compile(r"\{\{\s*model\.(\w+)\s*\}\}")
@@ -286,11 +287,12 @@ def add_chunks(listing: dict, source: Path, folder: Path) -> None:
     listing["download_size"] = sum(entry["download_size"] for entry in listing["files"])
 
 
-# An ORT-format file keeps each initializer's bytes right after the vector's 4-byte length, so every large weight of
-# the real model's file starts 4 or 12 bytes past a 16-byte boundary; the session reads them where they lie (harness.js's
-# MODEL_IN_PLACE_OPTIONS), and onnxruntime-web's int8 kernels then read them unaligned: passes several per cent slower
-# than from copies (benchmarks/FINDINGS.md, "The weights in place, aligned"). The model worker places the file
-# ``graph_shift`` bytes past a 16-byte boundary (ort-module.js's heapBlock), so that the most weight bytes start on one.
+# An ORT-format file keeps each initializer's bytes right after the vector's 4-byte length, wherever the tables before
+# them leave it; the session reads them where they lie (harness.js's MODEL_IN_PLACE_OPTIONS), and onnxruntime-web's int8
+# kernels read unaligned weights several per cent slower (benchmarks/FINDINGS.md, "The weights in place, aligned").
+# The exporter names the values so that every large weight starts at one offset mod 16 (model_export/ort_format.py's
+# save_ort); the model worker places the file ``graph_shift`` bytes past a 16-byte boundary (ort-module.js's heapBlock),
+# so that they start on one.
 ALIGNMENT = 16
 ALIGNED_FROM = 4096  # initializers smaller than this (scales, norms) are not counted
 
@@ -299,19 +301,13 @@ def graph_shift(path: Path) -> dict:
     """Where in a 16-byte block the graph file's first byte goes so that the most bytes of its large initializers
     start on a 16-byte boundary, with the share of those bytes it aligns: ``{"shift", "aligned"}``; shift 0 for a file
     that is not ORT-format."""
-    from onnxruntime.tools.ort_format_model.ort_flatbuffers_py.fbs import InferenceSession
-
-    with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        if data[4:8] != b"ORTM":
+    with path.open("rb") as file:
+        if file.read(8)[4:8] != b"ORTM":
             return {"shift": 0, "aligned": 0.0}
-        graph = InferenceSession.InferenceSession.GetRootAs(data, 0).Model().Graph()
-        residues = [0] * ALIGNMENT
-        for i in range(graph.InitializersLength()):
-            tensor = graph.Initializers(i)
-            if tensor.RawDataLength() >= ALIGNED_FROM:
-                # Where the raw bytes start (the generated RawDataAsNumpy's own field, 12, and vector lookup).
-                start = tensor._tab.Vector(tensor._tab.Offset(12))
-                residues[start % ALIGNMENT] += tensor.RawDataLength()
+    residues = [0] * ALIGNMENT
+    for _dims, size, start in initializers(path).values():
+        if size >= ALIGNED_FROM:
+            residues[start % ALIGNMENT] += size
     best = max(range(ALIGNMENT), key=lambda residue: residues[residue])
     return {"shift": (ALIGNMENT - best) % ALIGNMENT, "aligned": round(residues[best] / max(1, sum(residues)), 3)}
 

@@ -47,8 +47,9 @@ const ALIGNMENT = 16;
  * `size` bytes of ort's heap, for a model file, kept until free() is called (ort's own frees skip them): set(bytes,
  * at) fills them, view() is the Uint8Array to hand InferenceSession.create with MODEL_IN_PLACE_OPTIONS (the session
  * reads them for its life), free() gives them back when no session uses them. The block starts `shift` bytes past a
- * 16-byte boundary, where the manifest's `graph_alignment` says the most of the file's weights then start on one
- * (the session reads them in place). Null before ort's module has started; a heap too small throws a 'memory' error.
+ * 16-byte boundary, where the manifest's `graph_alignment` says the file's weights then start on one (the exporter
+ * names its values so that every large weight starts at one offset mod 16; the session reads them in place). Null
+ * before ort's module has started; a heap too small throws a 'memory' error.
  */
 export function heapBlock(size, shift = 0) {
   if (!kept) return null;
