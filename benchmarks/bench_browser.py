@@ -1,6 +1,6 @@
 """The browser runtime's speed in headless Chromium, against native onnxruntime on the same files.
 
-    .venv/bin/python -m benchmarks.bench_browser [--source default] [--baseline EXPORT] [--loads-only]
+    .venv/bin/python -m benchmarks.bench_browser [--source default] [--baseline EXPORT] [--loads-only] [--passes-only]
                                                                          (or: make bench-browser)
 
 Builds the site with the export into a temporary folder, serves it on
@@ -35,16 +35,20 @@ localhost (with the cross-origin-isolation headers) and measures:
 ``--baseline EXPORT`` (an export folder, e.g. main's default export) measures that
 export beside this one in the same run, as today's build serves it: its chunks
 uncompressed. Its loads, memory and throttled first visits alternate with this
-export's. ``--baseline-runtime REV`` measures, beside this build, the same export served by the runtime
+export's, and its passes are measured in turn with this export's, SIDE_BY_SIDE_ROUNDS
+rounds in warm profiles (`passes_side_by_side`: medians and paired ratios).
+``--baseline-runtime REV`` measures, beside this build, the same export served by the runtime
 (docs/assets/onepass/runtime/) as it was at git revision REV, with the same draft, if any: a change to how the model is
 loaded or held, before and after in one run (a runtime from before zstd gets the chunks gzip-compressed, as its builds
 served them). ``--loads-only`` skips the passes, the examples, the two tabs and the peers;
-``--no-first-visits`` the throttled first visits.
+``--no-first-visits`` the throttled first visits; ``--passes-only`` measures only the
+passes side by side (this export's alone without a baseline).
 
 Prints one JSON object of figures; asserts nothing. Measure on a quiet machine.
 """
 
 import argparse
+import contextlib
 import gzip
 import json
 import statistics
@@ -75,6 +79,7 @@ PASS_KEYS = ("decode_1_ms", "verify_6_ms", "prefill_30_ms")
 THROTTLE_MBIT = 50
 THROTTLE_LATENCY_MS = 20
 FIRST_VISITS = 2
+SIDE_BY_SIDE_ROUNDS = 6
 MB = 1e6
 
 
@@ -317,6 +322,40 @@ def browser_figures(url: str, ids: list[int], loads_only: bool = False) -> dict:
     return figures
 
 
+def passes_side_by_side(urls: dict, ids: list[int], rounds: int = SIDE_BY_SIDE_ROUNDS) -> dict:
+    """The benchmark's passes on each site in ``urls`` ({name: url}, one of them "this"), in turn within each of
+    ``rounds`` rounds, at each thread count, each site in a warm profile of its own: medians by site and, against "this", the
+    median of the rounds' paired ratios (other / this)."""
+    runs = {threads: {name: [] for name in urls} for threads in THREADS}
+    with sync_playwright() as playwright, contextlib.ExitStack() as stack:
+        contexts = {}
+        for name, url in urls.items():
+            profile = stack.enter_context(tempfile.TemporaryDirectory())
+            contexts[name] = playwright.chromium.launch_persistent_context(profile, executable_path=CHROMIUM,
+                                                                           args=CHROMIUM_ARGS)
+            stack.callback(contexts[name].close)
+            page, _, _ = open_runtime(contexts[name], url)  # the cold load, once, so that every measured one is warm
+            page.close()
+        for threads in THREADS:
+            for round_ in range(rounds):
+                # Every other round in the other order, so that neither site always follows the other.
+                for name in list(urls)[::-1 if round_ % 2 else 1]:
+                    page, _, _ = warm_load(contexts[name], urls[name], threads)
+                    runs[threads][name].append(page.evaluate("(ids) => window.onepass().bench({ids})", ids))
+                    page.close()
+    figures = {}
+    for threads, by_site in runs.items():
+        figures[f"{threads}t"] = {name: {key: round(statistics.median(run[key] for run in site), 2) for key in PASS_KEYS}
+                                  for name, site in by_site.items()}
+        for name, site in by_site.items():
+            if name != "this":
+                ratios = {key: [round(other[key] / this[key], 3) for this, other in zip(by_site["this"], site)]
+                          for key in PASS_KEYS}
+                figures[f"{threads}t"][f"{name}_over_this"] = {key: round(statistics.median(ratios[key]), 3) for key in PASS_KEYS}
+                figures[f"{threads}t"][f"{name}_over_this_by_round"] = ratios
+    return {"rounds": rounds, **figures}
+
+
 def first_visits(urls: dict) -> dict:
     """FIRST_VISITS throttled first visits of each site in ``urls`` ({name: url}), alternating: each run and medians."""
     runs = {name: [] for name in urls}
@@ -339,6 +378,8 @@ def main() -> None:
                         "make bench-browser passes build/draft_dir.txt's): the first visit then downloads both")
     parser.add_argument("--loads-only", action="store_true", help="only the download, load and memory figures")
     parser.add_argument("--no-first-visits", action="store_true", help="no throttled first visits")
+    parser.add_argument("--passes-only", action="store_true",
+                        help="only the passes, this site's and the baseline's (if any) in turn")
     args = parser.parse_args()
 
     folder = build(args.source, log=lambda message: print(message, file=sys.stderr))
@@ -360,11 +401,19 @@ def main() -> None:
             runtime_at(sites["baseline"], args.baseline_runtime)
         servers = {name: Server(site) for name, site in sites.items()}
         try:
+            if args.passes_only:
+                figures["passes_side_by_side"] = passes_side_by_side({n: server.url for n, server in servers.items()},
+                                                                     held[:64])
+                print(json.dumps(figures, indent=2))
+                return
             figures["download"] = {name: download_figures(site) for name, site in sites.items()}
             figures.update(browser_figures(servers["this"].url, held[:64], args.loads_only))
             if "baseline" in sites:
                 figures["baseline"] = {"export": str(args.baseline or folder), "runtime": args.baseline_runtime or "this",
                                        **browser_figures(servers["baseline"].url, held[:64], loads_only=True)}
+            if "baseline" in sites and not args.loads_only:
+                figures["passes_side_by_side"] = passes_side_by_side({n: server.url for n, server in servers.items()},
+                                                                     held[:64])
             if not args.no_first_visits:
                 figures["first_visit_throttled"] = first_visits({name: server.url for name, server in servers.items()})
         finally:
