@@ -67,3 +67,19 @@ def test_rollback_forgets_rejected_tokens(tiny_model, ids, kv_cache):
 def test_not_an_export(tmp_path):
     with pytest.raises(FileNotFoundError, match="manifest.json"):
         NativeModel(tmp_path)
+
+
+def test_plain_runs_that_share_the_prompts_pass_are_the_runs_made_one_by_one(tiny_model, ids):
+    """whole_runs' plain runs continue from one pass over the prompt, rolled back after each run: on the export, the
+    same tokens as runs that each make their own (the toy's test says so of the logic: test_onepass_sampled.py)."""
+    import random
+    from collections import Counter
+
+    from onepass.sampled import open_prompt, sample
+
+    async def tally(opened) -> Counter:
+        rng = random.Random(1)
+        return Counter([tuple((await sample(tiny_model, ids, 3, 1.0, rng, opened)).tokens) for _ in range(200)])
+
+    alone = asyncio.run(tally(None))
+    assert len(alone) > 50 and asyncio.run(tally(asyncio.run(open_prompt(tiny_model, ids)))) == alone

@@ -16,7 +16,7 @@ import pytest
 from onepass.backends.toy import ToyDraft, ToyModel
 from onepass.chisquare import two_samples
 from onepass.draft_model import ModelDraft
-from onepass.sampled import sample_drafted, whole_runs
+from onepass.sampled import open_prompt, sample, sample_drafted, whole_runs
 from onepass.sampling import pick, tempered
 
 RUNS = 3_000  # the quick loop's; the tiny export's test (test_onepass_draft_native.py) runs 10,000 of each
@@ -43,6 +43,21 @@ def test_the_same_test_catches_a_rule_that_always_accepts():
     plain = first_tokens(RUNS, 1, 1.0, drafted=False)
     wrong = first_tokens(RUNS, 2, 1.0, drafted=True, rule=lambda p, q, u: True)
     assert two_samples(plain, wrong)["p_value"] < 1e-6
+
+
+def test_plain_runs_that_share_the_prompts_pass_are_the_runs_made_one_by_one():
+    """whole_runs makes the prompt's pass once for all its plain runs: each run is the one a pass of its own gives,
+    token for token and pass for pass, the same draws taken in the same order."""
+
+    async def both(runs: int, seed: int):
+        alone, shared = random.Random(seed), random.Random(seed)
+        opened = await open_prompt(MODEL, PROMPT)
+        return [(await sample(MODEL, PROMPT, 8, 1.0, alone), await sample(MODEL, PROMPT, 8, 1.0, shared, opened))
+                for _ in range(runs)]
+
+    for one, other in asyncio.run(both(50, 4)):
+        assert one.tokens == other.tokens and one.stop == other.stop
+        assert [(r.start, r.fed, r.token) for r in one.passes] == [(r.start, r.fed, r.token) for r in other.passes]
 
 
 def test_the_draft_accepts_some_and_rejects_some():

@@ -18,6 +18,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from .contract import SampleRuns
 from .draft_model import ModelDraft
@@ -25,7 +26,7 @@ from .drafted import cut_draft
 from .greedy import check_request
 from .policy import Policy
 from .sampling import accept, draw, pick, remainder, tempered
-from .seam import Model
+from .seam import Model, Pass, Session
 from .trace import PassRecord, Run
 from .verification import until_end, verifying_pass
 
@@ -38,14 +39,34 @@ def replacement(p: dict[int, float], q: dict[int, float], u: float) -> int:
     return ids[draw(remainder([p.get(i, 0.0) for i in ids], [q.get(i, 0.0) for i in ids]), u)]
 
 
-async def sample(model: Model, prompt: list[int], max_new: int, temperature: float, rng: random.Random) -> Run:
-    """Plain sampling: one pass, one token drawn from p, repeat."""
-    check_request(prompt, max_new)
+@dataclass
+class Opened:
+    """The prompt's pass and the session whose cache holds the prompt: what every plain run after it starts from."""
+    session: Session
+    result: Pass
+
+
+async def open_prompt(model: Model, prompt: list[int]) -> Opened:
     session = model.session()
+    return Opened(session, await session.forward(list(prompt), rows_from=len(prompt) - 1))
+
+
+async def sample(model: Model, prompt: list[int], max_new: int, temperature: float, rng: random.Random,
+                 opened: Opened | None = None) -> Run:
+    """Plain sampling: one pass, one token drawn from p, repeat. ``opened``: the prompt's pass, made once for many
+    runs (``open_prompt``): this run draws its first token from that pass's p and goes on in its session, rolled back
+    to the prompt (exact: a position's prediction does not depend on what else is in the pass)."""
+    check_request(prompt, max_new)
+    session = model.session() if opened is None else opened.session
+    if opened is not None:
+        session.rollback(len(prompt))
     text, passes, stop = list(prompt), [], "max_new"
     while len(text) - len(prompt) < max_new:
-        start, fed = session.length, text[session.length:]
-        result = await session.forward(fed, rows_from=len(fed) - 1)
+        if opened is not None and not passes:
+            start, fed, result = 0, list(prompt), opened.result
+        else:
+            start, fed = session.length, text[session.length:]
+            result = await session.forward(fed, rows_from=len(fed) - 1)
         token = pick(tempered(result.topk_ids[-1], result.topk_probs[-1], temperature), rng.random())
         passes.append(PassRecord(start=start, fed=fed, draft=[], predicted=result.argmax, accepted=0, token=token,
                                  added=[token], seconds=result.seconds))
@@ -107,9 +128,13 @@ async def whole_runs(model: Model, prompt: list[int], runs: int, max_new: int, t
     ``chisquare.two_samples``. ``totals``, if given, counts the drafted runs' small passes, accepted and drafted
     tokens."""
     counts = Counter()
+    # Plain runs share the prompt's pass (a third of a three-token run's passes). A drafted run's first pass holds
+    # its own draft, so it makes its own.
+    check_request(prompt, max_new)
+    opened = await open_prompt(model, prompt) if draft is None and runs else None
     for _ in range(runs):
         if draft is None:
-            run = await sample(model, prompt, max_new, temperature, rng)
+            run = await sample(model, prompt, max_new, temperature, rng, opened)
         else:
             propose = ModelDraft(draft, gamma, policy=policy() if policy else None)
             run = await sample_drafted(model, prompt, propose, max_new, temperature, rng, rule)
