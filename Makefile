@@ -71,7 +71,7 @@ lint: setup
 	npx --no-install eslint --quiet .
 	$(PY) -m hooks.typecheck
 
-# The quick loop (under a minute, warm): the linters, then the tests that need no Chromium, no real model and take
+# The quick loop (41–88 s warm, by processor): the linters, then the tests that need no Chromium, no real model and take
 # no seconds each (pytest.ini's markers).
 check: setup lint
 	ONEPASS_SKIP_REAL=1 $(PY) -m pytest -q -m "not browser and not real and not slow"

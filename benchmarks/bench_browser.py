@@ -304,6 +304,11 @@ def runtime_at(site: Path, rev: str) -> None:
         served_gzipped(site)
 
 
+def pass_times(page, ids: list[int]) -> dict:
+    """The tab's own benchmark of its passes after ``ids`` (decode-1, verify-6, prefill-30; runtime/worker.js's bench)."""
+    return page.evaluate("(ids) => window.onepass().bench({ids})", ids)
+
+
 def browser_figures(url: str, ids: list[int], loads_only: bool = False) -> dict:
     with sync_playwright() as playwright, tempfile.TemporaryDirectory() as profile:
         context = playwright.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -311,7 +316,7 @@ def browser_figures(url: str, ids: list[int], loads_only: bool = False) -> dict:
         if not loads_only:
             for threads in THREADS:
                 page, _, _ = warm_load(context, url, threads)
-                bench = page.evaluate("(ids) => window.onepass().bench({ids})", ids)
+                bench = pass_times(page, ids)
                 figures[f"browser_{threads}t"] = {k: round(v, 2) if isinstance(v, float) else v for k, v in bench.items()}
                 if threads == THREADS[-1]:
                     figures["step5_examples"] = example_race(page)
@@ -341,7 +346,7 @@ def passes_side_by_side(urls: dict, ids: list[int], rounds: int = SIDE_BY_SIDE_R
                 # Every other round in the other order, so that neither site always follows the other.
                 for name in list(urls)[::-1 if round_ % 2 else 1]:
                     page, _, _ = warm_load(contexts[name], urls[name], threads)
-                    runs[threads][name].append(page.evaluate("(ids) => window.onepass().bench({ids})", ids))
+                    runs[threads][name].append(pass_times(page, ids))
                     page.close()
     figures = {}
     for threads, by_site in runs.items():
@@ -400,22 +405,21 @@ def main() -> None:
             sites["baseline"] = build_site(folder, Path(scratch) / "baseline", chunk_mb="50", draft_dir=args.draft)
             runtime_at(sites["baseline"], args.baseline_runtime)
         servers = {name: Server(site) for name, site in sites.items()}
+        urls = {name: server.url for name, server in servers.items()}
         try:
             if args.passes_only:
-                figures["passes_side_by_side"] = passes_side_by_side({n: server.url for n, server in servers.items()},
-                                                                     held[:64])
+                figures["passes_side_by_side"] = passes_side_by_side(urls, held[:64])
                 print(json.dumps(figures, indent=2))
                 return
             figures["download"] = {name: download_figures(site) for name, site in sites.items()}
-            figures.update(browser_figures(servers["this"].url, held[:64], args.loads_only))
+            figures.update(browser_figures(urls["this"], held[:64], args.loads_only))
             if "baseline" in sites:
                 figures["baseline"] = {"export": str(args.baseline or folder), "runtime": args.baseline_runtime or "this",
-                                       **browser_figures(servers["baseline"].url, held[:64], loads_only=True)}
+                                       **browser_figures(urls["baseline"], held[:64], loads_only=True)}
             if "baseline" in sites and not args.loads_only:
-                figures["passes_side_by_side"] = passes_side_by_side({n: server.url for n, server in servers.items()},
-                                                                     held[:64])
+                figures["passes_side_by_side"] = passes_side_by_side(urls, held[:64])
             if not args.no_first_visits:
-                figures["first_visit_throttled"] = first_visits({name: server.url for name, server in servers.items()})
+                figures["first_visit_throttled"] = first_visits(urls)
         finally:
             for server in servers.values():
                 server.stop()
