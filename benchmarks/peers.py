@@ -28,12 +28,12 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-from gguf import GGUFReader
 from playwright.sync_api import sync_playwright
 from tokenizers import Tokenizer
 
 from benchmarks.memory import MemorySampler
 from model_export.cache import cache_root
+from model_export.gguf_fields import read_fields
 from model_export.sources import fetch_default_gguf, read_gguf_metadata
 from tools.site import CHROMIUM, CHROMIUM_ARGS, LOCAL_HOSTS, Server
 
@@ -53,7 +53,7 @@ def stock_int8_folder(export_folder: Path, log=print) -> Path:
     shutil.rmtree(partial, ignore_errors=True)
     (partial / "onnx").mkdir(parents=True)
     manifest = json.loads((export_folder / "manifest.json").read_text())
-    gguf = read_gguf_metadata(GGUFReader(str(fetch_default_gguf())))
+    gguf = read_gguf_metadata(read_fields(fetch_default_gguf()))
     for name, content in hf_config(manifest, gguf).items():
         (partial / name).write_text(json.dumps(content, indent=2))
     shutil.copyfile(export_folder / "tokenizer.json", partial / "tokenizer.json")

@@ -20,8 +20,8 @@ from . import EXPORTER_VERSION
 
 # The modules whose code decides the bytes of an export (not the checks or the CLI).
 _EXPORT_MODULES = (
-    "attention.py", "build.py", "calibration.py", "calibration.txt", "default_gguf.py", "graph.py", "loaded.py",
-    "manifest.py", "ort_format.py", "outputs.py", "quantize.py", "sources.py", "tied.py", "tiny.py",
+    "attention.py", "build.py", "calibration.py", "calibration.txt", "default_gguf.py", "gguf_fields.py", "graph.py",
+    "loaded.py", "manifest.py", "ort_format.py", "outputs.py", "quantize.py", "sources.py", "tied.py", "tiny.py",
     "tokenizer.py",
 )
 _EXPORT_LIBRARIES = ("torch", "transformers", "optimum", "optimum-onnx", "onnx", "onnxruntime", "gguf", "tokenizers",

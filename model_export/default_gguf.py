@@ -18,6 +18,7 @@ import zipfile
 from pathlib import Path
 
 from .cache import cache_root, sha256_file
+from .gguf_fields import ARRAY, SIZES, STRING
 from .loaded import SourceError
 
 PARTS = (
@@ -36,9 +37,6 @@ HEADER_SIZE = 5_931_198
 HEADER_SHA256 = "e0d6a4519936910bbd248e9c91f78e628cb2a423a0f71cf77826a7004bbdaa20"
 _STEM = "qwen2.5-coder-0.5b-instruct-q4_k_m"
 
-# GGUF value types (gguf.GGUFValueType): the byte size of each fixed-size one; 8 is a string, 9 an array.
-_FIXED_SIZES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
-_STRING, _ARRAY = 8, 9
 
 
 def fetch_default_gguf() -> Path:
@@ -98,24 +96,24 @@ def metadata_header(stream) -> bytes:
 
 
 def _key_value(read) -> bytes:
-    key = _value(read, _STRING)
+    key = _value(read, STRING)
     value_type = read(4)
     return key + value_type + _value(read, struct.unpack("<I", value_type)[0])
 
 
 def _value(read, value_type: int) -> bytes:
-    if value_type == _STRING:
+    if value_type == STRING:
         length = read(8)
         return length + read(struct.unpack("<Q", length)[0])
-    if value_type == _ARRAY:
+    if value_type == ARRAY:
         head = read(12)
         item_type, count = struct.unpack("<IQ", head)
-        if item_type in _FIXED_SIZES:
-            return head + read(_FIXED_SIZES[item_type] * count)
+        if item_type in SIZES:
+            return head + read(SIZES[item_type] * count)
         return head + b"".join(_value(read, item_type) for _ in range(count))
-    if value_type not in _FIXED_SIZES:
+    if value_type not in SIZES:
         raise SourceError(f"unknown GGUF value type {value_type}")
-    return read(_FIXED_SIZES[value_type])
+    return read(SIZES[value_type])
 
 
 def _exact_reader(stream):

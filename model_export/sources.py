@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .default_gguf import DEFAULT_GGUF_SHA256, PARTS_VERSION, fetch_default_gguf
+from .gguf_fields import read_fields
 from .loaded import Loaded, SourceError
 from .tiny import load_tiny
 
@@ -83,19 +84,11 @@ def resolve(spec: str) -> Source:
     return Source("hf", spec)
 
 
-def read_gguf_metadata(reader) -> dict:
-    """The scalar metadata fields of an open GGUF (arrays such as the vocabulary are skipped)."""
-    meta = {}
-    for key, field in reader.fields.items():
-        if key.startswith("tokenizer.ggml.") and key not in ("tokenizer.ggml.eos_token_id", "tokenizer.ggml.bos_token_id"):
-            continue
-        try:
-            value = field.contents()
-        except (TypeError, ValueError):
-            continue
-        if isinstance(value, (str, int, float)):
-            meta[key] = value
-    return meta
+def read_gguf_metadata(fields: dict) -> dict:
+    """The scalar metadata of a GGUF from its fields (``gguf_fields.read_fields``; arrays such as the vocabulary
+    are skipped)."""
+    return {key: value for key, value in fields.items() if isinstance(value, (str, int, float))
+            and (not key.startswith("tokenizer.ggml.") or key in ("tokenizer.ggml.eos_token_id", "tokenizer.ggml.bos_token_id"))}
 
 
 def check_gguf_metadata(meta: dict, expect: dict, name_prefix: str | None) -> None:
@@ -119,20 +112,18 @@ def gguf_model_name(meta: dict, fallback: str) -> str:
 
 def _load_gguf(path: Path, expect: dict, name_prefix: str | None, licence: str | None, source: str) -> Loaded:
     import torch
-    from gguf import GGUFReader
     from transformers import AutoModelForCausalLM
 
     from .tokenizer import tokenizer_from_gguf
 
-    # Parsing the GGUF's 151,936 vocabulary entries takes seconds: open it once for metadata and tokenizer.
-    reader = GGUFReader(str(path))
-    meta = read_gguf_metadata(reader)
+    fields = read_fields(path)  # read once, for the metadata and the tokenizer
+    meta = read_gguf_metadata(fields)
     check_gguf_metadata(meta, expect, name_prefix)
     model = AutoModelForCausalLM.from_pretrained(
         str(path.parent), gguf_file=path.name, dtype=torch.float32, attn_implementation="eager")
     file_type = meta.get("general.file_type")
     named = f" named {meta['general.name']!r}" if meta.get("general.name") else ""
-    return Loaded(model.eval(), tokenizer_from_gguf(path, reader), {
+    return Loaded(model.eval(), tokenizer_from_gguf(path, fields), {
         "name": gguf_model_name(meta, path.stem),
         "source": source,
         "licence": meta.get("general.license", licence),

@@ -145,6 +145,28 @@ def test_the_metadata_header_is_a_gguf_of_the_same_metadata_and_no_tensors(tmp_p
             [bytes(cut.fields[key].parts[i]) for i in cut.fields[key].data], key
 
 
+def test_a_ggufs_fields_read_in_one_sweep_are_gguf_pys(tmp_path):
+    """gguf_fields reads the metadata gguf-py's reader does (the exporter's tokenizer and checks use it: seconds,
+    not a quarter of a minute); a file cut inside it, or not a GGUF, is a plain SourceError."""
+    from gguf import GGUFReader
+
+    from model_export.gguf_fields import read_fields
+
+    data = _gguf_bytes(tmp_path)
+    path = tmp_path / "small.gguf"
+    fields, theirs = read_fields(path), GGUFReader(str(path)).fields
+    assert list(fields) == list(theirs) and fields["tokenizer.ggml.tokens"] == ["a", "b", "<|x|>"]
+    assert all(fields[key] == theirs[key].contents() for key in theirs)
+    with open(path, "rb") as f:
+        end = len(metadata_header(f))
+    (tmp_path / "cut.gguf").write_bytes(data[:end - 3])
+    with pytest.raises(SourceError, match="metadata cannot be read"):
+        read_fields(tmp_path / "cut.gguf")
+    (tmp_path / "other.gguf").write_bytes(b"GGML" + data[4:])
+    with pytest.raises(SourceError, match="not a GGUF"):
+        read_fields(tmp_path / "other.gguf")
+
+
 def test_a_gguf_cut_inside_its_metadata_is_refused(tmp_path):
     data = _gguf_bytes(tmp_path)
     with open(tmp_path / "small.gguf", "rb") as f:
